@@ -1,0 +1,78 @@
+// Package service is the SQS service layer: it validates every request
+// against the contract, applies every rule that does not depend on storage
+// (limits, defaults, digests, batch entry results, the long-poll loop, the
+// receipt-handle codec) and calls a stores.Store for the atomic parts.
+//
+// A Service holds no per-queue state: any number of instances may serve the
+// same store.
+package service
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/sluicehq/sluice/stores"
+)
+
+// Config configures a Service.
+type Config struct {
+	Store     stores.Store
+	Region    string // default us-east-1
+	AccountID string // default 000000000000
+	// BaseURL, when set, is the scheme and host of queue URLs
+	// ("https://sqs.example.com"); otherwise each request's own host is used
+	// (see WithRequestBase).
+	BaseURL string
+	// Clock, when set, supplies "now" to every store call (tests). When nil,
+	// stores use their own clock.
+	Clock func() time.Time
+	// MoveTaskStep is how often a running message move task is advanced by
+	// RunBackground; default 1s.
+	MoveTaskStep time.Duration
+	Logger       *slog.Logger
+}
+
+// Service implements every SQS action.
+type Service struct {
+	cfg   Config
+	store stores.Store
+	log   *slog.Logger
+	// shutdown ends waiting long polls early (with empty results).
+	shutdown chan struct{}
+}
+
+// New returns a Service over cfg.Store.
+func New(cfg Config) *Service {
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if cfg.AccountID == "" {
+		cfg.AccountID = "000000000000"
+	}
+	if cfg.MoveTaskStep == 0 {
+		cfg.MoveTaskStep = time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Service{cfg: cfg, store: cfg.Store, log: cfg.Logger, shutdown: make(chan struct{})}
+}
+
+type baseKey struct{}
+
+// WithRequestBase records the scheme and host the request came to
+// ("http://127.0.0.1:9324"), used for queue URLs when Config.BaseURL is empty.
+func WithRequestBase(ctx context.Context, base string) context.Context {
+	return context.WithValue(ctx, baseKey{}, base)
+}
+
+// Shutdown makes waiting long polls return at once with what they have.
+// It does not wait for them.
+func (s *Service) Shutdown() {
+	select {
+	case <-s.shutdown:
+	default:
+		close(s.shutdown)
+	}
+}

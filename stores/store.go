@@ -1,0 +1,370 @@
+// Package stores defines the seam between the SQS service layer and the
+// places messages live. A Store offers atomic queue operations: each method is
+// one transaction (a store may retry it internally), nothing spans two calls,
+// and nothing here is shaped like the SQS wire protocol.
+//
+// Policy stays in the service layer: limits, defaults, digests, receipt
+// handle format, which error a condition becomes. The service passes the
+// numbers a rule needs (a window, a cap, a count) and the store applies them
+// atomically. An SQS rule lives in exactly one place.
+//
+// Time: every params struct has Now. When it is the zero time the store uses
+// its own clock (the database's, where it has one); tests pass a fake clock.
+// Durations in params are counted from that now.
+package stores
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sluicehq/sluice/contract"
+)
+
+// Errors a store returns. The service maps them to SQS errors.
+var (
+	// ErrQueueNotFound: no queue of that name, or its incarnation (QueueID)
+	// is not the one given.
+	ErrQueueNotFound = errors.New("stores: queue not found")
+	// ErrQueueDeletedRecently: a queue of that name was deleted less than
+	// QueueCreateParams.RecreateCooldown ago.
+	ErrQueueDeletedRecently = errors.New("stores: queue deleted recently")
+	// ErrPurgeInProgress: the queue was purged less than
+	// QueuePurgeParams.MinInterval ago.
+	ErrPurgeInProgress = errors.New("stores: purge in progress")
+	// ErrVersionConflict: QueueUpdateParams.IfVersion did not match.
+	ErrVersionConflict = errors.New("stores: version conflict")
+	// ErrMoveTaskRunning: a running move task already exists for the source.
+	ErrMoveTaskRunning = errors.New("stores: move task running")
+	// ErrMoveTaskNotFound: no move task with that handle.
+	ErrMoveTaskNotFound = errors.New("stores: move task not found")
+)
+
+// Queue is a queue's stored record.
+type Queue struct {
+	Name string
+	// ID names this incarnation of the queue: a queue deleted and created
+	// again under the same name has a new ID. Chosen by the service.
+	ID   string
+	FIFO bool
+	// Attributes are the settable attributes as the service normalised them
+	// (names as SQS spells them, values as strings). Counts and timestamps
+	// are not stored here.
+	Attributes map[string]string
+	Tags       map[string]string
+	// Retention: messages sent longer ago than this are gone (the
+	// service keeps it equal to MessageRetentionPeriod).
+	Retention  time.Duration
+	CreatedAt  time.Time
+	ModifiedAt time.Time
+	// Version increases with every update; QueueUpdate can require it.
+	Version int64
+}
+
+// QueueStats are the approximate counts of GetQueueAttributes.
+type QueueStats struct {
+	Visible  int64 // ApproximateNumberOfMessages
+	InFlight int64 // ApproximateNumberOfMessagesNotVisible
+	Delayed  int64 // ApproximateNumberOfMessagesDelayed
+}
+
+// NewMessage is a message to store, prepared by the service.
+type NewMessage struct {
+	ID                     string // the MessageId, chosen by the service
+	Body                   string
+	Attributes             map[string]contract.MessageAttributeValue
+	SystemAttributes       map[string]contract.MessageAttributeValue
+	MD5OfBody              string
+	MD5OfMessageAttributes string
+	MD5OfSystemAttributes  string
+	SenderID               string
+	GroupID                string        // FIFO message group, or fair-queue group on Standard
+	Delay                  time.Duration // invisible for this long after now
+	// DedupID is the effective deduplication id (explicit, or the body
+	// hash); empty on Standard queues. DedupScope partitions dedup keys:
+	// empty for queue-wide dedup, the group id for per-group dedup.
+	DedupID    string
+	DedupScope string
+}
+
+// StoredMessage is a message as a store holds it.
+type StoredMessage struct {
+	ID                     string
+	Body                   string
+	Attributes             map[string]contract.MessageAttributeValue
+	SystemAttributes       map[string]contract.MessageAttributeValue
+	MD5OfBody              string
+	MD5OfMessageAttributes string
+	MD5OfSystemAttributes  string
+	SenderID               string
+	GroupID                string
+	DedupID                string
+	// SequenceNumber orders a FIFO queue: 20 decimal digits, increasing
+	// within the queue. Empty on Standard queues.
+	SequenceNumber  string
+	SentAt          time.Time
+	FirstReceivedAt time.Time // zero until the first receive
+	ReceiveCount    int
+	// DeadLetterSource is the name of the queue the message was moved from
+	// by a redrive (empty if it was sent here).
+	DeadLetterSource string
+}
+
+// ---- queues
+
+type QueueCreateParams struct {
+	Queue *Queue // Name, ID, FIFO, Attributes, Tags, Retention; the store sets CreatedAt, ModifiedAt and Version
+	// RecreateCooldown: refuse with ErrQueueDeletedRecently while a queue of
+	// this name was deleted less than this long ago.
+	RecreateCooldown time.Duration
+	Now              time.Time
+}
+
+type QueueCreateResult struct {
+	Queue   *Queue // the stored queue: the new one, or the one that already existed
+	Created bool   // false: a queue of that name existed and was returned unchanged
+}
+
+type QueueGetParams struct {
+	Name string
+}
+
+type QueueListParams struct {
+	Prefix string // only names starting with it
+	After  string // only names sorting after it
+	Limit  int    // at most this many, in name order; 0 means no limit
+}
+
+type QueueUpdateParams struct {
+	Name      string
+	ID        string // incarnation guard; empty means any
+	IfVersion int64  // when not 0, refuse with ErrVersionConflict unless it matches
+	// SetAttributes are stored over the existing ones; an empty value
+	// removes the attribute.
+	SetAttributes map[string]string
+	SetTags       map[string]string
+	RemoveTags    []string
+	Retention     time.Duration // when not 0, replaces Queue.Retention
+	Now           time.Time
+}
+
+type QueueDeleteParams struct {
+	Name string
+	ID   string // incarnation guard; empty means any
+	Now  time.Time
+}
+
+type QueuePurgeParams struct {
+	Name        string
+	ID          string
+	MinInterval time.Duration // refuse with ErrPurgeInProgress inside it
+	Now         time.Time
+}
+
+type QueueStatsParams struct {
+	Name string
+	ID   string
+	Now  time.Time
+}
+
+// ---- messages
+
+type MessageSendParams struct {
+	QueueName string
+	QueueID   string
+	Messages  []NewMessage
+	// DedupWindow: on a FIFO queue, a message whose (DedupScope, DedupID)
+	// was sent less than this long ago is not stored again; its result
+	// echoes the original MessageId and SequenceNumber.
+	DedupWindow time.Duration
+	Now         time.Time
+}
+
+type SendResult struct {
+	MessageID      string
+	SequenceNumber string
+	Duplicate      bool
+}
+
+type MessageSendResult struct {
+	Results []SendResult // one per params message, in order
+}
+
+// Redrive tells a claim where messages received too often go.
+type Redrive struct {
+	MaxReceiveCount int    // a message already received this many times is moved instead of returned
+	QueueName       string // the dead-letter queue
+}
+
+type MessageClaimParams struct {
+	QueueName string
+	QueueID   string
+	Max       int
+	// VisibilityTimeout: claimed messages stay invisible this long.
+	VisibilityTimeout time.Duration
+	// Token is random and chosen by the service for this claim; it becomes
+	// part of each claimed message's receipt and makes that delivery's
+	// receipt unguessable and distinct from every other delivery.
+	Token string
+	// AttemptID (FIFO ReceiveRequestAttemptId): a claim repeated with the
+	// same AttemptID within AttemptWindow, while every message it returned
+	// is still in flight under that claim, returns the same messages with
+	// the same Token and restarts their visibility timeout.
+	AttemptID     string
+	AttemptWindow time.Duration
+	// Redrive, when set, moves over-received messages to the dead-letter
+	// queue in the claim's transaction; they are not returned.
+	Redrive *Redrive
+	Now     time.Time
+}
+
+// ClaimedMessage is one delivery.
+type ClaimedMessage struct {
+	StoredMessage // ReceiveCount and FirstReceivedAt include this delivery
+	Token         string
+}
+
+type MessageClaimResult struct {
+	Messages []ClaimedMessage
+	// NextChange is a hint: the earliest time at which a message that is now
+	// delayed or in flight becomes visible (zero when none is known). Long
+	// polls wake then.
+	NextChange time.Time
+}
+
+// Outcome of an operation on one delivery, by receipt.
+type ReceiptOutcome int
+
+const (
+	// ReceiptCurrent: the receipt is the message's latest delivery and it is
+	// still in flight; the operation was applied.
+	ReceiptCurrent ReceiptOutcome = iota
+	// ReceiptExpired: the receipt is the latest delivery but its visibility
+	// timeout has passed and nobody received the message since. Delete
+	// applies (the message is deleted); ChangeVisibility does not.
+	ReceiptExpired
+	// ReceiptStale: the message was received again since; nothing applied.
+	ReceiptStale
+	// ReceiptGone: no such message (deleted, expired, purged, moved).
+	ReceiptGone
+)
+
+type MessageDeleteParams struct {
+	QueueName string
+	QueueID   string
+	MessageID string
+	Token     string
+	// KeepExpired: when the receipt is ReceiptExpired, report it without
+	// deleting (FIFO queues refuse expired receipts).
+	KeepExpired bool
+	Now         time.Time
+}
+
+type MessageChangeVisibilityParams struct {
+	QueueName string
+	QueueID   string
+	MessageID string
+	Token     string
+	Timeout   time.Duration // the message becomes visible this long after now
+	// MaxSinceFirstReceive caps now+Timeout at FirstReceivedAt plus this;
+	// beyond it the store changes nothing and reports TooLong.
+	MaxSinceFirstReceive time.Duration
+	Now                  time.Time
+}
+
+type MessageChangeVisibilityResult struct {
+	Outcome ReceiptOutcome
+	TooLong bool
+}
+
+type MessageMoveParams struct {
+	FromName string
+	FromID   string
+	// ToName: the destination queue; empty sends each message back to its
+	// DeadLetterSource (a message whose source no longer exists stays put and
+	// counts in Failed).
+	ToName string
+	Max    int // move at most this many visible messages, oldest first
+	Now    time.Time
+}
+
+type MessageMoveResult struct {
+	Moved  int
+	Failed int
+	// Remaining is the number of visible messages left in the source.
+	Remaining int64
+}
+
+// ---- message move tasks
+
+type MoveTask struct {
+	Handle         string
+	SourceName     string
+	SourceArn      string
+	DestinationArn string // empty: back to each message's source
+	MaxPerSecond   int    // 0: no limit set
+	Status         string // RUNNING, COMPLETED, CANCELLING, CANCELLED, FAILED
+	Moved          int64
+	ToMove         int64
+	FailureReason  string
+	StartedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+type MoveTaskCreateParams struct {
+	Task *MoveTask
+}
+
+type MoveTaskListParams struct {
+	SourceArn string // empty: every source
+	Status    string // empty: every status
+	Limit     int    // 0: no limit; newest first
+}
+
+type MoveTaskUpdateParams struct {
+	Task *MoveTask
+	// IfStatus: when set, update only if the stored status is this one;
+	// otherwise return the stored task and ErrVersionConflict.
+	IfStatus string
+}
+
+// Store is the seam. Every method is atomic.
+type Store interface {
+	QueueCreate(ctx context.Context, p *QueueCreateParams) (*QueueCreateResult, error)
+	QueueGet(ctx context.Context, p *QueueGetParams) (*Queue, error)
+	QueueList(ctx context.Context, p *QueueListParams) ([]*Queue, error)
+	QueueUpdate(ctx context.Context, p *QueueUpdateParams) (*Queue, error)
+	// QueueDelete removes the queue and its messages and remembers when, for
+	// the recreate cooldown.
+	QueueDelete(ctx context.Context, p *QueueDeleteParams) error
+	// QueuePurge removes every message of the queue.
+	QueuePurge(ctx context.Context, p *QueuePurgeParams) error
+	QueueStats(ctx context.Context, p *QueueStatsParams) (*QueueStats, error)
+
+	MessageSend(ctx context.Context, p *MessageSendParams) (*MessageSendResult, error)
+	// MessageClaim receives up to Max visible messages. Standard queues: any
+	// visible messages, oldest first as far as cheap. FIFO queues: messages
+	// in sequence order from groups that have nothing in flight; from each
+	// such group a contiguous run from its head, stopping at the first
+	// message not yet visible; several groups may contribute.
+	MessageClaim(ctx context.Context, p *MessageClaimParams) (*MessageClaimResult, error)
+	MessageDelete(ctx context.Context, p *MessageDeleteParams) (ReceiptOutcome, error)
+	MessageChangeVisibility(ctx context.Context, p *MessageChangeVisibilityParams) (*MessageChangeVisibilityResult, error)
+	MessageMove(ctx context.Context, p *MessageMoveParams) (*MessageMoveResult, error)
+
+	MoveTaskCreate(ctx context.Context, p *MoveTaskCreateParams) error
+	MoveTaskList(ctx context.Context, p *MoveTaskListParams) ([]*MoveTask, error)
+	MoveTaskGet(ctx context.Context, handle string) (*MoveTask, error)
+	MoveTaskUpdate(ctx context.Context, p *MoveTaskUpdateParams) (*MoveTask, error)
+
+	// Maintain does housekeeping that requests also do in passing: drop
+	// messages past retention and expired dedup and attempt records.
+	Maintain(ctx context.Context, now time.Time) error
+
+	// Subscribe returns a channel that receives (without blocking the
+	// sender; hints may coalesce) when the named queue may have become
+	// receivable: a send, a visibility reset, a move in. Call cancel when done.
+	Subscribe(queueName string) (hint <-chan struct{}, cancel func())
+
+	Close() error
+}
