@@ -241,7 +241,8 @@ const (
 	ReceiptCurrent ReceiptOutcome = iota
 	// ReceiptExpired: the receipt is the latest delivery but its visibility
 	// timeout has passed and nobody received the message since. Delete
-	// applies (the message is deleted); ChangeVisibility does not.
+	// applies (the message is deleted) unless KeepExpired; ChangeVisibility
+	// applies only with ApplyExpired.
 	ReceiptExpired
 	// ReceiptStale: the message was received again since; nothing applied.
 	ReceiptStale
@@ -269,7 +270,11 @@ type MessageChangeVisibilityParams struct {
 	// MaxSinceFirstReceive caps now+Timeout at FirstReceivedAt plus this;
 	// beyond it the store changes nothing and reports TooLong.
 	MaxSinceFirstReceive time.Duration
-	Now                  time.Time
+	// ApplyExpired: apply the change also when the outcome is
+	// ReceiptExpired (Standard queues let the latest receipt extend a
+	// delivery that timed out unnoticed).
+	ApplyExpired bool
+	Now          time.Time
 }
 
 type MessageChangeVisibilityResult struct {

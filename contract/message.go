@@ -1,0 +1,149 @@
+package contract
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Message system attribute names (ReceiveMessage AttributeNames /
+// MessageSystemAttributeNames).
+const (
+	MsgAttrAll                      = "All"
+	MsgAttrSenderID                 = "SenderId"
+	MsgAttrSentTimestamp            = "SentTimestamp"
+	MsgAttrApproxReceiveCount       = "ApproximateReceiveCount"
+	MsgAttrApproxFirstReceive       = "ApproximateFirstReceiveTimestamp"
+	MsgAttrSequenceNumber           = "SequenceNumber"
+	MsgAttrMessageDeduplicationID   = "MessageDeduplicationId"
+	MsgAttrMessageGroupID           = "MessageGroupId"
+	MsgAttrAWSTraceHeader           = "AWSTraceHeader"
+	MsgAttrDeadLetterQueueSourceArn = "DeadLetterQueueSourceArn"
+)
+
+// ValidBody reports whether every character of a body is one SQS accepts:
+// #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.
+func ValidBody(s string) bool {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return false
+		}
+		if !validRune(r) {
+			return false
+		}
+		i += size
+	}
+	return true
+}
+
+func validRune(r rune) bool {
+	return r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
+}
+
+// ValidGroupOrDedupID reports whether s is 1 to 128 alphanumeric or
+// punctuation characters (MessageGroupId, MessageDeduplicationId,
+// ReceiveRequestAttemptId).
+func ValidGroupOrDedupID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x21 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrInvalidGroupID words the recorded error for a bad MessageGroupId.
+func ErrInvalidGroupID(v string) *Error {
+	return ErrInvalidValue(v, "MessageGroupId", "MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+}
+
+// ErrInvalidDedupID words the recorded error for a bad MessageDeduplicationId.
+func ErrInvalidDedupID(v string) *Error {
+	return ErrInvalidValue(v, "MessageDeduplicationId", "MessageDeduplicationId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+}
+
+// ValidateMessageAttributes checks user (system=false) or system message
+// attributes and returns their size as counted against MaximumMessageSize.
+func ValidateMessageAttributes(attrs map[string]MessageAttributeValue, system bool) (int, *Error) {
+	kind := "user"
+	if system {
+		kind = "system"
+	}
+	if !system && len(attrs) > MaxMessageAttributes {
+		return 0, ErrInvalidParameterValue(fmt.Sprintf("Number of message attributes [%d] exceeds the allowed maximum [%d].", len(attrs), MaxMessageAttributes))
+	}
+	size := 0
+	for name, v := range attrs {
+		if system {
+			if name != MsgAttrAWSTraceHeader {
+				return 0, ErrInvalidParameterValue("Message system attribute name '" + name + "' is invalid.")
+			}
+			if v.DataType != "String" {
+				return 0, ErrInvalidParameterValue("Message (system) attribute 'AWSTraceHeader' must have DataType String.")
+			}
+		} else if e := validAttributeName(name); e != nil {
+			return 0, e
+		}
+		if v.DataType == "" {
+			return 0, ErrInvalidParameterValue("The message attribute '" + name + "' must contain non-empty message attribute type.")
+		}
+		base := BaseDataType(v.DataType)
+		if base != "String" && base != "Number" && base != "Binary" || len(v.DataType) > MaxAttributeNameLength {
+			return 0, ErrInvalidParameterValue("The message attribute '" + name + "' has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String.")
+		}
+		if len(v.StringListValues) > 0 || len(v.BinaryListValues) > 0 {
+			return 0, ErrInvalidParameterValue("Message (" + kind + ") attribute '" + name + "' uses list values, which are not supported.")
+		}
+		switch base {
+		case "String", "Number":
+			if v.StringValue == nil || *v.StringValue == "" {
+				return 0, ErrInvalidParameterValue(fmt.Sprintf("Message (%s) attribute '%s' must contain a non-empty value of type '%s'.", kind, name, base))
+			}
+			if !ValidBody(*v.StringValue) {
+				return 0, ErrInvalidParameterValue(fmt.Sprintf("Message (%s) attribute '%s' contains invalid characters.", kind, name))
+			}
+			if base == "Number" {
+				if _, err := strconv.ParseFloat(*v.StringValue, 64); err != nil {
+					return 0, ErrInvalidParameterValue(fmt.Sprintf("Can't cast the value of message (%s) attribute '%s' to a number.", kind, name))
+				}
+			}
+			size += len(*v.StringValue)
+		case "Binary":
+			if len(v.BinaryValue) == 0 {
+				return 0, ErrInvalidParameterValue(fmt.Sprintf("Message (%s) attribute '%s' must contain a non-empty value of type 'Binary'.", kind, name))
+			}
+			size += len(v.BinaryValue)
+		}
+		size += len(name) + len(v.DataType)
+	}
+	return size, nil
+}
+
+func validAttributeName(name string) *Error {
+	bad := func(reason string) *Error {
+		return ErrInvalidParameterValue("Message (user) attribute name '" + name + "' is invalid. " + reason)
+	}
+	if name == "" || len(name) > MaxAttributeNameLength {
+		return bad("The attribute name must be between 1 and 256 characters long.")
+	}
+	lower := strings.ToLower(name)
+	if strings.HasPrefix(lower, "aws.") || strings.HasPrefix(lower, "amazon.") {
+		return bad("The attribute name can't start with AWS-reserved prefixes 'AWS.' or 'Amazon.' (or any casing variations).")
+	}
+	if name[0] == '.' || name[len(name)-1] == '.' || strings.Contains(name, "..") {
+		return bad("The attribute name can't start or end with a period or have two successive periods.")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(isNameChar(c) || c == '.') {
+			return bad("The attribute name can contain only A-Z, a-z, 0-9, underscore (_), hyphen (-), and period (.).")
+		}
+	}
+	return nil
+}

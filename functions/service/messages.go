@@ -1,0 +1,567 @@
+package service
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sluicehq/sluice/contract"
+	"github.com/sluicehq/sluice/stores"
+)
+
+// sendRequest is one message to send, from SendMessage or a batch entry.
+type sendRequest struct {
+	Body             *string
+	DelaySeconds     *int64
+	Attributes       map[string]contract.MessageAttributeValue
+	SystemAttributes map[string]contract.MessageAttributeValue
+	DedupID          *string
+	GroupID          *string
+}
+
+// prepareMessage validates one message against its queue and builds what the
+// store keeps. FIFO requirement errors are returned separately (fifoErr)
+// because batches report them for the whole request.
+func (s *Service) prepareMessage(q *stores.Queue, cfg contract.QueueConfig, r sendRequest) (msg stores.NewMessage, size int, err error) {
+	if r.Body == nil || *r.Body == "" {
+		return msg, 0, contract.ErrMissingParameter("MessageBody")
+	}
+	body := *r.Body
+	if !contract.ValidBody(body) {
+		return msg, 0, contract.ErrInvalidMessageContents()
+	}
+	userSize, e := contract.ValidateMessageAttributes(r.Attributes, false)
+	if e != nil {
+		return msg, 0, e
+	}
+	if _, e := contract.ValidateMessageAttributes(r.SystemAttributes, true); e != nil {
+		return msg, 0, e
+	}
+	size = len(body) + userSize
+	if size > cfg.MaxMessageSize {
+		return msg, size, contract.ErrInvalidParameterValue(fmt.Sprintf("One or more parameters are invalid. Reason: Message must be shorter than %d bytes.", cfg.MaxMessageSize))
+	}
+	delay := cfg.DelaySeconds
+	if r.DelaySeconds != nil {
+		d := *r.DelaySeconds
+		if d < 0 || d > contract.MaxDelaySeconds {
+			return msg, size, contract.ErrInvalidValue(d, "DelaySeconds", "DelaySeconds must be >= 0 and <= 900.")
+		}
+		if cfg.FIFO && d != 0 {
+			return msg, size, contract.ErrInvalidValue(d, "DelaySeconds", "The request include parameter that is not valid for this queue type.")
+		}
+		if !cfg.FIFO {
+			delay = int(d)
+		}
+	}
+	if r.GroupID != nil && !contract.ValidGroupOrDedupID(*r.GroupID) {
+		return msg, size, contract.ErrInvalidGroupID(*r.GroupID)
+	}
+	if r.DedupID != nil && !contract.ValidGroupOrDedupID(*r.DedupID) {
+		return msg, size, contract.ErrInvalidDedupID(*r.DedupID)
+	}
+	msg = stores.NewMessage{
+		ID:                     uuid.NewString(),
+		Body:                   body,
+		Attributes:             r.Attributes,
+		SystemAttributes:       r.SystemAttributes,
+		MD5OfBody:              contract.MD5OfBody(body),
+		MD5OfMessageAttributes: contract.MD5OfAttributes(r.Attributes),
+		MD5OfSystemAttributes:  contract.MD5OfAttributes(r.SystemAttributes),
+		SenderID:               s.cfg.AccountID,
+		Delay:                  time.Duration(delay) * time.Second,
+	}
+	if r.GroupID != nil {
+		msg.GroupID = *r.GroupID
+	}
+	if cfg.FIFO {
+		if r.DedupID != nil {
+			msg.DedupID = *r.DedupID
+		} else if cfg.ContentBasedDedup {
+			sum := sha256.Sum256([]byte(body))
+			msg.DedupID = hex.EncodeToString(sum[:])
+		}
+		if cfg.DedupPerGroup {
+			msg.DedupScope = msg.GroupID
+		}
+	} else if r.DedupID != nil {
+		return msg, size, contract.ErrInvalidValue(*r.DedupID, "MessageDeduplicationId", "The request include parameter that is not valid for this queue type.")
+	}
+	return msg, size, nil
+}
+
+// fifoRequirements checks what a FIFO queue demands of every message.
+func fifoRequirements(cfg contract.QueueConfig, r sendRequest, missingGroup func() *contract.Error) error {
+	if !cfg.FIFO {
+		return nil
+	}
+	if r.GroupID == nil {
+		return missingGroup()
+	}
+	if r.DedupID == nil && !cfg.ContentBasedDedup {
+		return contract.ErrInvalidParameterValue("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
+	}
+	return nil
+}
+
+func (s *Service) SendMessage(ctx context.Context, in *contract.SendMessageInput) (*contract.SendMessageOutput, error) {
+	q, err := s.queueFromURL(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	cfg := contract.ParseQueueConfig(q.Attributes)
+	r := sendRequest{Body: in.MessageBody, DelaySeconds: in.DelaySeconds, Attributes: in.MessageAttributes,
+		SystemAttributes: in.MessageSystemAttributes, DedupID: in.MessageDeduplicationId, GroupID: in.MessageGroupId}
+	msg, _, err := s.prepareMessage(q, cfg, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := fifoRequirements(cfg, r, func() *contract.Error { return contract.ErrMissingParameter("MessageGroupId") }); err != nil {
+		return nil, err
+	}
+	res, err := s.store.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+		Messages: []stores.NewMessage{msg}, DedupWindow: contract.DedupWindow, Now: s.now()})
+	if err != nil {
+		return nil, s.storeErr(err)
+	}
+	sr := res.Results[0]
+	return &contract.SendMessageOutput{
+		MD5OfMessageBody:             msg.MD5OfBody,
+		MD5OfMessageAttributes:       msg.MD5OfMessageAttributes,
+		MD5OfMessageSystemAttributes: msg.MD5OfSystemAttributes,
+		MessageId:                    sr.MessageID,
+		SequenceNumber:               sr.SequenceNumber,
+	}, nil
+}
+
+// checkBatch applies the request-level rules every batch action shares.
+func checkBatch(entryType string, ids []string) error {
+	if len(ids) == 0 {
+		return contract.ErrEmptyBatchRequest(entryType)
+	}
+	if len(ids) > contract.MaxBatchEntries {
+		return contract.ErrTooManyEntriesInBatchRequest(len(ids))
+	}
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if !contract.ValidBatchEntryID(id) {
+			return contract.ErrInvalidBatchEntryId()
+		}
+		if seen[id] {
+			return contract.ErrBatchEntryIdsNotDistinct(id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+func entryError(id string, err error) contract.BatchResultErrorEntry {
+	var ce *contract.Error
+	if !errors.As(err, &ce) {
+		ce = contract.ErrInternal()
+	}
+	return contract.BatchResultErrorEntry{Id: id, SenderFault: ce.Sender, Code: ce.Code, Message: ce.Message}
+}
+
+func (s *Service) SendMessageBatch(ctx context.Context, in *contract.SendMessageBatchInput) (*contract.SendMessageBatchOutput, error) {
+	q, err := s.queueFromURL(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(in.Entries))
+	for i, e := range in.Entries {
+		ids[i] = e.Id
+	}
+	if err := checkBatch("SendMessageBatchRequestEntry", ids); err != nil {
+		return nil, err
+	}
+	cfg := contract.ParseQueueConfig(q.Attributes)
+	out := &contract.SendMessageBatchOutput{Successful: []contract.SendMessageBatchResultEntry{}, Failed: []contract.BatchResultErrorEntry{}}
+	var msgs []stores.NewMessage
+	var okIDs []string
+	total := 0
+	for _, e := range in.Entries {
+		r := sendRequest{Body: e.MessageBody, DelaySeconds: e.DelaySeconds, Attributes: e.MessageAttributes,
+			SystemAttributes: e.MessageSystemAttributes, DedupID: e.MessageDeduplicationId, GroupID: e.MessageGroupId}
+		if e.MessageBody != nil {
+			n, _ := contract.ValidateMessageAttributes(e.MessageAttributes, false)
+			total += len(*e.MessageBody) + n
+		}
+		if err := fifoRequirements(cfg, r, func() *contract.Error { return contract.ErrInvalidParameterValue("The request must contain the parameter MessageGroupId.") }); err != nil {
+			return nil, err
+		}
+		msg, _, err := s.prepareMessage(q, cfg, r)
+		if err != nil {
+			out.Failed = append(out.Failed, entryError(e.Id, err))
+			continue
+		}
+		msgs = append(msgs, msg)
+		okIDs = append(okIDs, e.Id)
+	}
+	if total > contract.MaxMessageSizeLimit {
+		return nil, contract.ErrBatchRequestTooLong(total)
+	}
+	if len(msgs) == 0 {
+		return out, nil
+	}
+	res, err := s.store.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+		Messages: msgs, DedupWindow: contract.DedupWindow, Now: s.now()})
+	if err != nil {
+		return nil, s.storeErr(err)
+	}
+	for i, sr := range res.Results {
+		out.Successful = append(out.Successful, contract.SendMessageBatchResultEntry{
+			Id: okIDs[i], MessageId: sr.MessageID, SequenceNumber: sr.SequenceNumber,
+			MD5OfMessageBody: msgs[i].MD5OfBody, MD5OfMessageAttributes: msgs[i].MD5OfMessageAttributes,
+			MD5OfMessageSystemAttributes: msgs[i].MD5OfSystemAttributes,
+		})
+	}
+	return out, nil
+}
+
+func (s *Service) ReceiveMessage(ctx context.Context, in *contract.ReceiveMessageInput) (*contract.ReceiveMessageOutput, error) {
+	q, err := s.queueFromURL(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	cfg := contract.ParseQueueConfig(q.Attributes)
+	max := 1
+	if in.MaxNumberOfMessages != nil {
+		if *in.MaxNumberOfMessages < 1 || *in.MaxNumberOfMessages > contract.MaxReceiveMessages {
+			return nil, contract.ErrInvalidValue(*in.MaxNumberOfMessages, "MaxNumberOfMessages", "Must be between 1 and 10, if provided.")
+		}
+		max = int(*in.MaxNumberOfMessages)
+	}
+	wait := cfg.WaitTimeSeconds
+	if in.WaitTimeSeconds != nil {
+		if *in.WaitTimeSeconds < 0 || *in.WaitTimeSeconds > contract.MaxWaitTimeSeconds {
+			return nil, contract.ErrInvalidValue(*in.WaitTimeSeconds, "WaitTimeSeconds", "Must be >= 0 and <= 20, if provided.")
+		}
+		wait = int(*in.WaitTimeSeconds)
+	}
+	visibility := cfg.VisibilityTimeout
+	if in.VisibilityTimeout != nil {
+		if *in.VisibilityTimeout < 0 || *in.VisibilityTimeout > contract.MaxVisibilityTimeout {
+			return nil, contract.ErrInvalidValue(*in.VisibilityTimeout, "VisibilityTimeout", "Must be >= 0 and <= 43200, if provided.")
+		}
+		visibility = int(*in.VisibilityTimeout)
+	}
+	attempt := ""
+	if in.ReceiveRequestAttemptId != nil {
+		if !contract.ValidGroupOrDedupID(*in.ReceiveRequestAttemptId) {
+			return nil, contract.ErrInvalidValue(*in.ReceiveRequestAttemptId, "ReceiveRequestAttemptId", "ReceiveRequestAttemptId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
+		}
+		if cfg.FIFO {
+			attempt = *in.ReceiveRequestAttemptId
+		}
+	}
+	for _, n := range append(append([]string{}, in.AttributeNames...), in.MessageSystemAttributeNames...) {
+		if !isMessageSystemAttributeName(n) {
+			return nil, contract.ErrInvalidAttributeName("Unknown Attribute " + n + ".")
+		}
+	}
+	p := &stores.MessageClaimParams{
+		QueueName: q.Name, QueueID: q.ID, Max: max,
+		VisibilityTimeout: time.Duration(visibility) * time.Second,
+		AttemptID:         attempt, AttemptWindow: contract.ReceiveAttemptWindow,
+	}
+	if cfg.Redrive != nil {
+		if _, _, dlq, ok := contract.ParseQueueARN(cfg.Redrive.DeadLetterTargetArn); ok {
+			p.Redrive = &stores.Redrive{MaxReceiveCount: cfg.Redrive.MaxReceiveCount, QueueName: dlq}
+		}
+	}
+	claimed, err := s.claimWaiting(ctx, p, time.Duration(wait)*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	out := &contract.ReceiveMessageOutput{}
+	sel := newAttributeSelection(in.AttributeNames, in.MessageSystemAttributeNames, in.MessageAttributeNames)
+	for _, m := range claimed {
+		out.Messages = append(out.Messages, s.renderMessage(q, m, sel))
+	}
+	return out, nil
+}
+
+// claimWaiting claims once, and for a long poll waits for a hint (a send, a
+// visibility reset), the next known visibility change, or a periodic repair
+// check, until wait has passed.
+func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams, wait time.Duration) ([]stores.ClaimedMessage, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		hint, cancel := s.store.Subscribe(p.QueueName)
+		p.Token = newToken()
+		p.Now = s.now()
+		res, err := s.store.MessageClaim(ctx, p)
+		if err != nil {
+			cancel()
+			return nil, s.storeErr(err)
+		}
+		remaining := time.Until(deadline)
+		if len(res.Messages) > 0 || remaining <= 0 {
+			cancel()
+			return res.Messages, nil
+		}
+		sleep := remaining
+		if sleep > repairInterval {
+			sleep = repairInterval
+		}
+		if !res.NextChange.IsZero() {
+			if d := res.NextChange.Sub(s.wallNow()); d < sleep {
+				sleep = max(d, time.Millisecond)
+			}
+		}
+		timer := time.NewTimer(sleep)
+		select {
+		case <-hint:
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			cancel()
+			return nil, ctx.Err()
+		case <-s.shutdown:
+			timer.Stop()
+			cancel()
+			return nil, nil
+		}
+		timer.Stop()
+		cancel()
+	}
+}
+
+// repairInterval bounds how long a long poll trusts hints alone: a store whose
+// hints can be lost (a dropped notification) costs at most this much latency.
+const repairInterval = 2 * time.Second
+
+var messageSystemAttributeNames = map[string]bool{
+	contract.MsgAttrAll: true, contract.MsgAttrSenderID: true, contract.MsgAttrSentTimestamp: true,
+	contract.MsgAttrApproxReceiveCount: true, contract.MsgAttrApproxFirstReceive: true,
+	contract.MsgAttrSequenceNumber: true, contract.MsgAttrMessageDeduplicationID: true,
+	contract.MsgAttrMessageGroupID: true, contract.MsgAttrAWSTraceHeader: true,
+	contract.MsgAttrDeadLetterQueueSourceArn: true,
+}
+
+func isMessageSystemAttributeName(n string) bool { return messageSystemAttributeNames[n] }
+
+type attributeSelection struct {
+	system    map[string]bool
+	allSystem bool
+	user      []string
+	allUser   bool
+}
+
+func newAttributeSelection(attrNames, sysNames, userNames []string) attributeSelection {
+	sel := attributeSelection{system: map[string]bool{}}
+	for _, n := range append(append([]string{}, attrNames...), sysNames...) {
+		if n == contract.MsgAttrAll {
+			sel.allSystem = true
+		}
+		sel.system[n] = true
+	}
+	for _, n := range userNames {
+		if n == "All" || n == ".*" {
+			sel.allUser = true
+		}
+		sel.user = append(sel.user, n)
+	}
+	return sel
+}
+
+func (a attributeSelection) wantsUser(name string) bool {
+	if a.allUser {
+		return true
+	}
+	for _, n := range a.user {
+		if n == name || strings.HasSuffix(n, ".*") && strings.HasPrefix(name, strings.TrimSuffix(n, "*")) {
+			return true
+		}
+	}
+	return false
+}
+
+func millis(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
+
+func (s *Service) renderMessage(q *stores.Queue, m stores.ClaimedMessage, sel attributeSelection) contract.Message {
+	out := contract.Message{
+		MessageId:     m.ID,
+		ReceiptHandle: encodeReceipt(receipt{QueueID: q.ID, MessageID: m.ID, Token: m.Token}),
+		MD5OfBody:     m.MD5OfBody,
+		Body:          m.Body,
+	}
+	attrs := map[string]string{}
+	put := func(name, value string) {
+		if value != "" && (sel.allSystem || sel.system[name]) {
+			attrs[name] = value
+		}
+	}
+	put(contract.MsgAttrSenderID, m.SenderID)
+	put(contract.MsgAttrSentTimestamp, millis(m.SentAt))
+	put(contract.MsgAttrApproxReceiveCount, strconv.Itoa(m.ReceiveCount))
+	if !m.FirstReceivedAt.IsZero() {
+		put(contract.MsgAttrApproxFirstReceive, millis(m.FirstReceivedAt))
+	}
+	put(contract.MsgAttrSequenceNumber, m.SequenceNumber)
+	if q.FIFO {
+		put(contract.MsgAttrMessageDeduplicationID, m.DedupID)
+	}
+	put(contract.MsgAttrMessageGroupID, m.GroupID)
+	if v, ok := m.SystemAttributes[contract.MsgAttrAWSTraceHeader]; ok && v.StringValue != nil {
+		put(contract.MsgAttrAWSTraceHeader, *v.StringValue)
+	}
+	if m.DeadLetterSource != "" {
+		put(contract.MsgAttrDeadLetterQueueSourceArn, s.queueARN(m.DeadLetterSource))
+	}
+	if len(attrs) > 0 {
+		out.Attributes = attrs
+	}
+	user := map[string]contract.MessageAttributeValue{}
+	for name, v := range m.Attributes {
+		if sel.wantsUser(name) {
+			user[name] = v
+		}
+	}
+	if len(user) > 0 {
+		out.MessageAttributes = user
+		// The digest covers what is returned, so clients can check it.
+		out.MD5OfMessageAttributes = contract.MD5OfAttributes(user)
+	}
+	return out
+}
+
+// receiptFor decodes a handle addressed to q.
+func receiptFor(q *stores.Queue, handle string) (receipt, error) {
+	if handle == "" {
+		return receipt{}, contract.ErrMissingParameter("ReceiptHandle")
+	}
+	r, ok := decodeReceipt(handle)
+	if !ok || r.QueueID != q.ID {
+		return receipt{}, contract.ErrReceiptHandleIsInvalid(handle)
+	}
+	return r, nil
+}
+
+func (s *Service) deleteOne(ctx context.Context, q *stores.Queue, handle string) error {
+	r, err := receiptFor(q, handle)
+	if err != nil {
+		return err
+	}
+	outcome, err := s.store.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
+		MessageID: r.MessageID, Token: r.Token, KeepExpired: q.FIFO, Now: s.now()})
+	if err != nil {
+		return s.storeErr(err)
+	}
+	// FIFO queues refuse a receipt whose delivery timed out: the group may
+	// already be with another consumer. Standard queues accept and ignore.
+	if q.FIFO && (outcome == stores.ReceiptExpired || outcome == stores.ReceiptStale) {
+		return contract.ErrReceiptHandleExpired(handle)
+	}
+	return nil
+}
+
+func (s *Service) DeleteMessage(ctx context.Context, in *contract.DeleteMessageInput) (*contract.Empty, error) {
+	q, err := s.queueFromURL(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.deleteOne(ctx, q, in.ReceiptHandle); err != nil {
+		return nil, err
+	}
+	return &contract.Empty{}, nil
+}
+
+func (s *Service) DeleteMessageBatch(ctx context.Context, in *contract.DeleteMessageBatchInput) (*contract.DeleteMessageBatchOutput, error) {
+	q, err := s.queueFromURL(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(in.Entries))
+	for i, e := range in.Entries {
+		ids[i] = e.Id
+	}
+	if err := checkBatch("DeleteMessageBatchRequestEntry", ids); err != nil {
+		return nil, err
+	}
+	out := &contract.DeleteMessageBatchOutput{Successful: []contract.BatchResultEntry{}, Failed: []contract.BatchResultErrorEntry{}}
+	for _, e := range in.Entries {
+		if err := s.deleteOne(ctx, q, e.ReceiptHandle); err != nil {
+			out.Failed = append(out.Failed, entryError(e.Id, err))
+			continue
+		}
+		out.Successful = append(out.Successful, contract.BatchResultEntry{Id: e.Id})
+	}
+	return out, nil
+}
+
+func (s *Service) changeOne(ctx context.Context, q *stores.Queue, handle string, timeout *int64) error {
+	r, err := receiptFor(q, handle)
+	if err != nil {
+		return err
+	}
+	if timeout == nil {
+		return contract.ErrMissingParameter("VisibilityTimeout")
+	}
+	if *timeout < 0 || *timeout > contract.MaxVisibilityTimeout {
+		return contract.ErrInvalidValue(*timeout, "VisibilityTimeout", "Must be >= 0 and <= 43200, if provided.")
+	}
+	res, err := s.store.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{
+		QueueName: q.Name, QueueID: q.ID, MessageID: r.MessageID, Token: r.Token,
+		Timeout: time.Duration(*timeout) * time.Second, MaxSinceFirstReceive: contract.MaxVisibilityFromFirst,
+		ApplyExpired: !q.FIFO, Now: s.now(),
+	})
+	if err != nil {
+		return s.storeErr(err)
+	}
+	if res.TooLong {
+		return contract.ErrInvalidValue(*timeout, "VisibilityTimeout", fmt.Sprintf("Total VisibilityTimeout for the message is beyond the limit [%d seconds]", contract.MaxVisibilityTimeout))
+	}
+	switch res.Outcome {
+	case stores.ReceiptCurrent:
+		return nil
+	case stores.ReceiptExpired:
+		if q.FIFO {
+			return contract.ErrReceiptHandleExpired(handle)
+		}
+		return nil
+	}
+	return contract.ErrMessageNotInflight()
+}
+
+func (s *Service) ChangeMessageVisibility(ctx context.Context, in *contract.ChangeMessageVisibilityInput) (*contract.Empty, error) {
+	q, err := s.queueFromURL(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.changeOne(ctx, q, in.ReceiptHandle, in.VisibilityTimeout); err != nil {
+		return nil, err
+	}
+	return &contract.Empty{}, nil
+}
+
+func (s *Service) ChangeMessageVisibilityBatch(ctx context.Context, in *contract.ChangeMessageVisibilityBatchInput) (*contract.ChangeMessageVisibilityBatchOutput, error) {
+	q, err := s.queueFromURL(ctx, in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(in.Entries))
+	for i, e := range in.Entries {
+		ids[i] = e.Id
+	}
+	if err := checkBatch("ChangeMessageVisibilityBatchRequestEntry", ids); err != nil {
+		return nil, err
+	}
+	out := &contract.ChangeMessageVisibilityBatchOutput{Successful: []contract.BatchResultEntry{}, Failed: []contract.BatchResultErrorEntry{}}
+	for _, e := range in.Entries {
+		if err := s.changeOne(ctx, q, e.ReceiptHandle, e.VisibilityTimeout); err != nil {
+			out.Failed = append(out.Failed, entryError(e.Id, err))
+			continue
+		}
+		out.Successful = append(out.Successful, contract.BatchResultEntry{Id: e.Id})
+	}
+	return out, nil
+}

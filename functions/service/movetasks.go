@@ -1,0 +1,295 @@
+package service
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/sluicehq/sluice/contract"
+	"github.com/sluicehq/sluice/stores"
+)
+
+// Move task statuses, as ListMessageMoveTasks reports them.
+const (
+	taskRunning    = "RUNNING"
+	taskCompleted  = "COMPLETED"
+	taskCancelling = "CANCELLING"
+	taskCancelled  = "CANCELLED"
+	taskFailed     = "FAILED"
+)
+
+// defaultMoveRate is the pace of a task started without
+// MaxNumberOfMessagesPerSecond.
+const defaultMoveRate = contract.MaxMoveRate
+
+// taskHandle is what the opaque TaskHandle carries.
+type taskHandle struct {
+	ID        string `json:"taskId"`
+	SourceArn string `json:"sourceArn"`
+}
+
+func encodeTaskHandle(h taskHandle) string {
+	raw, _ := json.Marshal(h)
+	return base64.StdEncoding.EncodeToString(raw)
+}
+
+func decodeTaskHandle(s string) (taskHandle, bool) {
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return taskHandle{}, false
+	}
+	var h taskHandle
+	if json.Unmarshal(raw, &h) != nil || h.ID == "" {
+		return taskHandle{}, false
+	}
+	return h, true
+}
+
+// isDeadLetterQueue tells whether some queue names q in its RedrivePolicy.
+func (s *Service) isDeadLetterQueue(ctx context.Context, q *stores.Queue) (bool, error) {
+	arn := s.queueARN(q.Name)
+	after := ""
+	for {
+		page, err := s.store.QueueList(ctx, &stores.QueueListParams{After: after, Limit: 500})
+		if err != nil {
+			return false, s.storeErr(err)
+		}
+		for _, src := range page {
+			after = src.Name
+			if p := contract.ParseQueueConfig(src.Attributes).Redrive; p != nil && p.DeadLetterTargetArn == arn {
+				return true, nil
+			}
+		}
+		if len(page) < 500 {
+			return false, nil
+		}
+	}
+}
+
+func (s *Service) StartMessageMoveTask(ctx context.Context, in *contract.StartMessageMoveTaskInput) (*contract.StartMessageMoveTaskOutput, error) {
+	if in.SourceArn == "" {
+		return nil, contract.ErrMissingParameter("SourceArn")
+	}
+	src, err := s.queueFromARN(ctx, in.SourceArn)
+	if err != nil {
+		return nil, contract.ErrResourceNotFound("The resource that you specified for the SourceArn parameter doesn't exist.")
+	}
+	if ok, err := s.isDeadLetterQueue(ctx, src); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, contract.ErrInvalidParameterValue("Source queue must be configured as a Dead Letter Queue.")
+	}
+	dest := ""
+	if in.DestinationArn != nil && *in.DestinationArn != "" {
+		dq, err := s.queueFromARN(ctx, *in.DestinationArn)
+		if err != nil {
+			return nil, contract.ErrResourceNotFound("The resource that you specified for the DestinationArn parameter doesn't exist.")
+		}
+		if dq.FIFO != src.FIFO {
+			return nil, contract.ErrInvalidParameterValue("The source and destination queues must be of the same type.")
+		}
+		dest = *in.DestinationArn
+	}
+	rate := 0
+	if in.MaxNumberOfMessagesPerSecond != nil {
+		if *in.MaxNumberOfMessagesPerSecond < 1 || *in.MaxNumberOfMessagesPerSecond > contract.MaxMoveRate {
+			return nil, contract.ErrInvalidValue(*in.MaxNumberOfMessagesPerSecond, "MaxNumberOfMessagesPerSecond", "Must be between 1 and 500.")
+		}
+		rate = int(*in.MaxNumberOfMessagesPerSecond)
+	}
+	st, err := s.store.QueueStats(ctx, &stores.QueueStatsParams{Name: src.Name, ID: src.ID, Now: s.now()})
+	if err != nil {
+		return nil, s.storeErr(err)
+	}
+	now := s.wallNow()
+	handle := encodeTaskHandle(taskHandle{ID: uuid.NewString(), SourceArn: in.SourceArn})
+	err = s.store.MoveTaskCreate(ctx, &stores.MoveTaskCreateParams{Task: &stores.MoveTask{
+		Handle: handle, SourceName: src.Name, SourceArn: in.SourceArn, DestinationArn: dest, MaxPerSecond: rate,
+		Status: taskRunning, ToMove: st.Visible, StartedAt: now, UpdatedAt: now,
+	}})
+	if errors.Is(err, stores.ErrMoveTaskRunning) {
+		return nil, contract.ErrUnsupportedOperation("There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
+	}
+	if err != nil {
+		return nil, s.storeErr(err)
+	}
+	return &contract.StartMessageMoveTaskOutput{TaskHandle: handle}, nil
+}
+
+func (s *Service) CancelMessageMoveTask(ctx context.Context, in *contract.CancelMessageMoveTaskInput) (*contract.CancelMessageMoveTaskOutput, error) {
+	if in.TaskHandle == "" {
+		return nil, contract.ErrMissingParameter("TaskHandle")
+	}
+	if _, ok := decodeTaskHandle(in.TaskHandle); !ok {
+		return nil, contract.ErrResourceNotFound("Task does not exist.")
+	}
+	t, err := s.store.MoveTaskGet(ctx, in.TaskHandle)
+	if errors.Is(err, stores.ErrMoveTaskNotFound) {
+		return nil, contract.ErrResourceNotFound("Task does not exist.")
+	}
+	if err != nil {
+		return nil, s.storeErr(err)
+	}
+	if t.Status != taskRunning {
+		return nil, contract.ErrUnsupportedOperation("Only active tasks can be cancelled.")
+	}
+	t.Status = taskCancelled
+	t.UpdatedAt = s.wallNow()
+	got, err := s.store.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: t, IfStatus: taskRunning})
+	if errors.Is(err, stores.ErrVersionConflict) {
+		return nil, contract.ErrUnsupportedOperation("Only active tasks can be cancelled.")
+	}
+	if err != nil {
+		return nil, s.storeErr(err)
+	}
+	return &contract.CancelMessageMoveTaskOutput{ApproximateNumberOfMessagesMoved: got.Moved}, nil
+}
+
+func (s *Service) ListMessageMoveTasks(ctx context.Context, in *contract.ListMessageMoveTasksInput) (*contract.ListMessageMoveTasksOutput, error) {
+	if in.SourceArn == "" {
+		return nil, contract.ErrMissingParameter("SourceArn")
+	}
+	limit := 1
+	if in.MaxResults != nil {
+		if *in.MaxResults < 1 || *in.MaxResults > 10 {
+			return nil, contract.ErrInvalidValue(*in.MaxResults, "MaxResults", "You must enter a number that's between 1 and 10.")
+		}
+		limit = int(*in.MaxResults)
+	}
+	if _, err := s.queueFromARN(ctx, in.SourceArn); err != nil {
+		return nil, contract.ErrResourceNotFound("The resource that you specified for the SourceArn parameter doesn't exist.")
+	}
+	// Tasks advance in passing, so a deployment without a background loop
+	// (a function that scales to zero) still makes progress while watched.
+	if err := s.RunMoveTasks(ctx); err != nil {
+		return nil, err
+	}
+	tasks, err := s.store.MoveTaskList(ctx, &stores.MoveTaskListParams{SourceArn: in.SourceArn, Limit: limit})
+	if err != nil {
+		return nil, s.storeErr(err)
+	}
+	out := &contract.ListMessageMoveTasksOutput{Results: []contract.ListMessageMoveTasksResultEntry{}}
+	for _, t := range tasks {
+		e := contract.ListMessageMoveTasksResultEntry{
+			Status: t.Status, SourceArn: t.SourceArn, DestinationArn: t.DestinationArn,
+			ApproximateNumberOfMessagesMoved: t.Moved, FailureReason: t.FailureReason,
+			StartedTimestamp: t.StartedAt.UnixMilli(),
+		}
+		if t.MaxPerSecond > 0 {
+			r := int64(t.MaxPerSecond)
+			e.MaxNumberOfMessagesPerSecond = &r
+		}
+		if t.Status == taskRunning {
+			e.TaskHandle = t.Handle
+			toMove := t.ToMove
+			e.ApproximateNumberOfMessagesToMove = &toMove
+		}
+		out.Results = append(out.Results, e)
+	}
+	return out, nil
+}
+
+// RunMoveTasks advances every running message move task by what its rate
+// allows since its last step. Any instance may call it at any time; each
+// step is one store move plus a conditional task update.
+func (s *Service) RunMoveTasks(ctx context.Context) error {
+	tasks, err := s.store.MoveTaskList(ctx, &stores.MoveTaskListParams{Status: taskRunning})
+	if err != nil {
+		return s.storeErr(err)
+	}
+	for _, t := range tasks {
+		if err := s.stepMoveTask(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) stepMoveTask(ctx context.Context, t *stores.MoveTask) error {
+	now := s.wallNow()
+	rate := t.MaxPerSecond
+	if rate == 0 {
+		rate = defaultMoveRate
+	}
+	elapsed := now.Sub(t.UpdatedAt)
+	if elapsed <= 0 {
+		return nil
+	}
+	budget := int(elapsed.Seconds() * float64(rate))
+	if budget < 1 {
+		return nil
+	}
+	if budget > 1000 {
+		budget = 1000
+	}
+	src, err := s.queueByName(ctx, t.SourceName)
+	if err != nil {
+		t.Status, t.FailureReason = taskFailed, "AWS.SimpleQueueService.NonExistentQueue"
+		t.UpdatedAt = now
+		_, err = s.store.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: t, IfStatus: taskRunning})
+		return ignoreConflict(s, err)
+	}
+	dest := ""
+	if t.DestinationArn != "" {
+		_, _, name, _ := contract.ParseQueueARN(t.DestinationArn)
+		dest = name
+	}
+	res, err := s.store.MessageMove(ctx, &stores.MessageMoveParams{FromName: src.Name, FromID: src.ID, ToName: dest, Max: budget, Now: s.now()})
+	if errors.Is(err, stores.ErrQueueNotFound) {
+		t.Status, t.FailureReason = taskFailed, "AWS.SimpleQueueService.NonExistentQueue"
+		t.UpdatedAt = now
+		_, err = s.store.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: t, IfStatus: taskRunning})
+		return ignoreConflict(s, err)
+	}
+	if err != nil {
+		return s.storeErr(err)
+	}
+	t.Moved += int64(res.Moved)
+	t.UpdatedAt = now
+	if res.Remaining == 0 || t.Moved >= t.ToMove || res.Moved == 0 && res.Failed > 0 {
+		t.Status = taskCompleted
+		if res.Failed > 0 && res.Moved == 0 {
+			t.Status, t.FailureReason = taskFailed, "AWS.SimpleQueueService.NonExistentQueue"
+		}
+	}
+	_, err = s.store.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: t, IfStatus: taskRunning})
+	return ignoreConflict(s, err)
+}
+
+// ignoreConflict treats a lost race for a task (cancelled meanwhile, or
+// stepped by another instance) as nothing to do.
+func ignoreConflict(s *Service, err error) error {
+	if errors.Is(err, stores.ErrVersionConflict) {
+		return nil
+	}
+	return s.storeErr(err)
+}
+
+// RunBackground advances move tasks and does housekeeping until ctx ends.
+// A plain server runs it; a function that scales to zero relies on the
+// in-passing work and `sluice maintain` instead.
+func (s *Service) RunBackground(ctx context.Context) {
+	tick := time.NewTicker(s.cfg.MoveTaskStep)
+	defer tick.Stop()
+	lastMaintain := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := s.RunMoveTasks(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("move tasks", "err", err)
+		}
+		if time.Since(lastMaintain) > time.Minute {
+			lastMaintain = time.Now()
+			if err := s.store.Maintain(ctx, s.now()); err != nil && ctx.Err() == nil {
+				s.log.Warn("maintain", "err", err)
+			}
+		}
+	}
+}

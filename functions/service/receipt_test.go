@@ -1,0 +1,31 @@
+package service
+
+import "testing"
+
+func TestReceiptRoundTrip(t *testing.T) {
+	r := receipt{QueueID: "q1", MessageID: "m-1", Token: newToken()}
+	got, ok := decodeReceipt(encodeReceipt(r))
+	if !ok || got != r {
+		t.Fatalf("round trip: got %+v ok=%v, want %+v", got, ok, r)
+	}
+	for _, bad := range []string{"", "abc", "!!!", encodeReceipt(receipt{QueueID: "q"})} {
+		if _, ok := decodeReceipt(bad); ok {
+			t.Errorf("decodeReceipt(%q) accepted a handle we never issued", bad)
+		}
+	}
+}
+
+func FuzzDecodeReceipt(f *testing.F) {
+	f.Add(encodeReceipt(receipt{QueueID: "q", MessageID: "m", Token: "t"}))
+	f.Add("")
+	f.Add("czEAcQBtAHQ")
+	f.Fuzz(func(t *testing.T, h string) {
+		r, ok := decodeReceipt(h)
+		if !ok {
+			return
+		}
+		if again, ok2 := decodeReceipt(encodeReceipt(r)); !ok2 || again != r {
+			t.Fatalf("decoded %q to %+v but it does not re-encode", h, r)
+		}
+	})
+}
