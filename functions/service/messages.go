@@ -194,7 +194,9 @@ func (s *Service) SendMessageBatch(ctx context.Context, in *contract.SendMessage
 			n, _ := contract.ValidateMessageAttributes(e.MessageAttributes, false)
 			total += len(*e.MessageBody) + n
 		}
-		if err := fifoRequirements(cfg, r, func() *contract.Error { return contract.ErrInvalidParameterValue("The request must contain the parameter MessageGroupId.") }); err != nil {
+		if err := fifoRequirements(cfg, r, func() *contract.Error {
+			return contract.ErrInvalidParameterValue("The request must contain the parameter MessageGroupId.")
+		}); err != nil {
 			return nil, err
 		}
 		msg, _, err := s.prepareMessage(q, cfg, r)
