@@ -141,7 +141,7 @@ func validAttributeName(name string) *Error {
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
-		if !(isNameChar(c) || c == '.') {
+		if !(isNameChar(c) || c == '.' || c >= 0x80) {
 			return bad("The attribute name can contain only A-Z, a-z, 0-9, underscore (_), hyphen (-), and period (.).")
 		}
 	}

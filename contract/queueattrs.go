@@ -105,12 +105,6 @@ func NormalizeQueueAttributes(given map[string]string, fifo, creating bool) (map
 		switch {
 		case name == AttrFifoQueue:
 			if !fifo {
-				if creating {
-					if b, ok := parseBool(v); ok && !b {
-						continue
-					}
-					return nil, errFIFOName()
-				}
 				return nil, ErrUnknownAttribute(name)
 			}
 			if b, ok := parseBool(v); !ok || !b {
@@ -190,6 +184,15 @@ func NormalizeQueueAttributes(given map[string]string, fifo, creating bool) (map
 		return nil, ErrInvalidAttributeName("You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE.")
 	}
 	return out, nil
+}
+
+// CheckQueueAttributeCombination checks rules that span attributes, on the
+// attributes a queue would have.
+func CheckQueueAttributeCombination(attrs map[string]string) *Error {
+	if attrs[AttrFifoThroughputLimit] == "perMessageGroupId" && attrs[AttrDeduplicationScope] != "messageGroup" {
+		return ErrInvalidAttributeValueFor(AttrFifoThroughputLimit, "The perMessageGroupId value is allowed only when the value for DeduplicationScope is messageGroup.")
+	}
+	return nil
 }
 
 // MergeQueueAttributes applies normalised changes to stored attributes and

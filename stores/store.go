@@ -342,16 +342,21 @@ type Store interface {
 	// QueueDelete removes the queue and its messages and remembers when, for
 	// the recreate cooldown.
 	QueueDelete(ctx context.Context, p *QueueDeleteParams) error
-	// QueuePurge removes every message of the queue.
+	// QueuePurge removes every message of the queue and its deduplication
+	// markers (a message sent again after a purge is delivered, as on AWS).
 	QueuePurge(ctx context.Context, p *QueuePurgeParams) error
 	QueueStats(ctx context.Context, p *QueueStatsParams) (*QueueStats, error)
 
 	MessageSend(ctx context.Context, p *MessageSendParams) (*MessageSendResult, error)
 	// MessageClaim receives up to Max visible messages. Standard queues: any
-	// visible messages, oldest first as far as cheap. FIFO queues: messages
-	// in sequence order from groups that have nothing in flight; from each
-	// such group a contiguous run from its head, stopping at the first
-	// message not yet visible; several groups may contribute.
+	// visible messages, oldest first as far as cheap. FIFO queues: from each
+	// group, a contiguous run of visible messages starting at the group's
+	// first remaining message (its head) and stopping at the first message
+	// that is not visible (in flight or delayed); a group whose head is not
+	// visible gives nothing. Groups are taken in the order of their heads'
+	// sequence numbers; several groups may contribute. (So a group with a
+	// message in flight gives nothing more, except that when an earlier
+	// message's visibility lapses it is served again first, as AWS does.)
 	MessageClaim(ctx context.Context, p *MessageClaimParams) (*MessageClaimResult, error)
 	MessageDelete(ctx context.Context, p *MessageDeleteParams) (ReceiptOutcome, error)
 	MessageChangeVisibility(ctx context.Context, p *MessageChangeVisibilityParams) (*MessageChangeVisibilityResult, error)

@@ -199,8 +199,11 @@ func (s *Service) SendMessageBatch(ctx context.Context, in *contract.SendMessage
 		}); err != nil {
 			return nil, err
 		}
-		msg, _, err := s.prepareMessage(q, cfg, r)
+		msg, size, err := s.prepareMessage(q, cfg, r)
 		if err != nil {
+			if size > cfg.MaxMessageSize { // batches word this one differently
+				err = contract.ErrInvalidParameterValue(fmt.Sprintf("One or more parameters cannot be validated. Reason: Message must be shorter than %d bytes.", cfg.MaxMessageSize))
+			}
 			out.Failed = append(out.Failed, entryError(e.Id, err))
 			continue
 		}
@@ -367,7 +370,7 @@ func newAttributeSelection(attrNames, sysNames, userNames []string) attributeSel
 		sel.system[n] = true
 	}
 	for _, n := range userNames {
-		if n == "All" || n == ".*" {
+		if n == "All" || n == ".*" || n == "*" {
 			sel.allUser = true
 		}
 		sel.user = append(sel.user, n)
@@ -380,7 +383,7 @@ func (a attributeSelection) wantsUser(name string) bool {
 		return true
 	}
 	for _, n := range a.user {
-		if n == name || strings.HasSuffix(n, ".*") && strings.HasPrefix(name, strings.TrimSuffix(n, "*")) {
+		if n == name || strings.HasSuffix(n, ".*") && strings.HasPrefix(name, strings.TrimSuffix(n, ".*")) {
 			return true
 		}
 	}
@@ -531,7 +534,7 @@ func (s *Service) changeOne(ctx context.Context, q *stores.Queue, handle string,
 		}
 		return nil
 	}
-	return contract.ErrMessageNotInflight()
+	return contract.ErrInvalidValue(handle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change.")
 }
 
 func (s *Service) ChangeMessageVisibility(ctx context.Context, in *contract.ChangeMessageVisibilityInput) (*contract.Empty, error) {

@@ -112,7 +112,7 @@ func (s *Service) StartMessageMoveTask(ctx context.Context, in *contract.StartMe
 		Status: taskRunning, ToMove: st.Visible, StartedAt: now, UpdatedAt: now,
 	}})
 	if errors.Is(err, stores.ErrMoveTaskRunning) {
-		return nil, contract.ErrUnsupportedOperation("There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
+		return nil, contract.ErrInvalidParameterValue("There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
 	}
 	if err != nil {
 		return nil, s.storeErr(err)
@@ -125,7 +125,7 @@ func (s *Service) CancelMessageMoveTask(ctx context.Context, in *contract.Cancel
 		return nil, contract.ErrMissingParameter("TaskHandle")
 	}
 	if _, ok := decodeTaskHandle(in.TaskHandle); !ok {
-		return nil, contract.ErrResourceNotFound("Task does not exist.")
+		return nil, contract.ErrInvalidParameterValue("Value for parameter TaskHandle is invalid.")
 	}
 	t, err := s.store.MoveTaskGet(ctx, in.TaskHandle)
 	if errors.Is(err, stores.ErrMoveTaskNotFound) {
@@ -185,9 +185,9 @@ func (s *Service) ListMessageMoveTasks(ctx context.Context, in *contract.ListMes
 		}
 		if t.Status == taskRunning {
 			e.TaskHandle = t.Handle
-			toMove := t.ToMove
-			e.ApproximateNumberOfMessagesToMove = &toMove
 		}
+		toMove := t.ToMove
+		e.ApproximateNumberOfMessagesToMove = &toMove
 		out.Results = append(out.Results, e)
 	}
 	return out, nil

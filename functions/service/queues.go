@@ -116,6 +116,9 @@ func (s *Service) CreateQueue(ctx context.Context, in *contract.CreateQueueInput
 		return nil, err
 	}
 	attrs := contract.MergeQueueAttributes(contract.DefaultQueueAttributes(fifo), given)
+	if e := contract.CheckQueueAttributeCombination(attrs); e != nil {
+		return nil, e
+	}
 	cfg := contract.ParseQueueConfig(attrs)
 	res, err := s.store.QueueCreate(ctx, &stores.QueueCreateParams{
 		Queue: &stores.Queue{
@@ -404,6 +407,9 @@ func (s *Service) SetQueueAttributes(ctx context.Context, in *contract.SetQueueA
 		}
 		if err := s.checkRedrive(ctx, q.Name, q.FIFO, changes[contract.AttrRedrivePolicy]); err != nil {
 			return nil, err
+		}
+		if e := contract.CheckQueueAttributeCombination(contract.MergeQueueAttributes(q.Attributes, changes)); e != nil {
+			return nil, e
 		}
 		return changes, nil
 	})

@@ -29,7 +29,7 @@ func decodeReceipt(h string) (receipt, bool) {
 	if len(h) == 0 || len(h) > 1024 {
 		return receipt{}, false
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(h)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(h)
 	if err != nil {
 		return receipt{}, false
 	}

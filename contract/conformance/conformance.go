@@ -1,0 +1,158 @@
+// Package conformance is the shared test suite that every sluice store runs,
+// in one line, from its own package tests:
+//
+//	func TestConformance(t *testing.T) {
+//		conformance.Run(t, conformance.Harness{NewStore: func(t *testing.T) stores.Store { return memstore.New() }})
+//	}
+//
+// The suite drives the store through the SQS service layer
+// (functions/service), so what it checks is the behaviour a client sees on
+// the wire: results, error codes, statuses and messages. Time comes from a
+// Clock the tests advance, so no test sleeps through a visibility, delay,
+// retention, purge, recreate or deduplication window. Only the long-poll
+// tests use real time, and they never assert how long anything took.
+//
+// Where an expectation comes from matters, so each one says: "snapshot" is
+// /work/shared/reference/aws-recorded-sqs-responses.snapshot.json (responses
+// recorded against real SQS, keyed by test name), "validated" is a LocalStack
+// test marked as validated against AWS without a recorded snapshot, "docs"
+// is the AWS API reference or developer guide (also quoted in the botocore
+// model beside the snapshot), and "design" is sluice's DESIGN.md where sluice
+// promises more than AWS documents.
+package conformance
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/functions/service"
+	"github.com/sluicehq/sluice/stores"
+)
+
+// Where the suite's queues live. Queue URLs are BaseURL/AccountID/name and
+// ARNs arn:aws:sqs:Region:AccountID:name.
+const (
+	BaseURL   = "http://sluice.test"
+	AccountID = "000000000000"
+	Region    = "us-east-1"
+)
+
+// Harness tells the suite how to make a store.
+type Harness struct {
+	// NewStore returns a fresh, empty store for one test; the suite closes
+	// it when the test ends.
+	NewStore func(t *testing.T) stores.Store
+
+	// Sequential runs the tests one at a time instead of in parallel, for
+	// backends (emulators) that serialize transactions or dislike concurrent
+	// load. It tunes the mechanics only; every expectation stays the same.
+	Sequential bool
+}
+
+// Run runs the whole suite against the stores h makes. Each area is a
+// subtest and each test in it gets its own fresh store, service and clock.
+func Run(t *testing.T, h Harness) {
+	if h.NewStore == nil {
+		t.Fatal("conformance: Harness.NewStore is nil")
+	}
+	s := suite{h: h}
+	areas := []struct {
+		name string
+		run  func(*testing.T, suite)
+	}{
+		{"Queues", testQueues},
+		{"Attributes", testAttributes},
+		{"Messages", testMessages},
+		{"ReceiveFilters", testReceiveFilters},
+		{"Visibility", testVisibility},
+		{"ReceiptHandles", testReceiptHandles},
+		{"Delay", testDelay},
+		{"Retention", testRetention},
+		{"Batches", testBatches},
+		{"FIFO", testFIFO},
+		{"Deduplication", testDeduplication},
+		{"DeadLetter", testDeadLetter},
+		{"MoveTasks", testMoveTasks},
+		{"Purge", testPurge},
+		{"Tags", testTags},
+		{"Permissions", testPermissions},
+		{"LongPoll", testLongPoll},
+		{"Concurrency", testConcurrency},
+		{"BadInputChangesNothing", testBadInput},
+	}
+	for _, a := range areas {
+		t.Run(a.name, func(t *testing.T) {
+			s.parallel(t)
+			a.run(t, s)
+		})
+	}
+}
+
+type suite struct{ h Harness }
+
+func (s suite) parallel(t *testing.T) {
+	if !s.h.Sequential {
+		t.Parallel()
+	}
+}
+
+// test runs f as a subtest on a fresh environment.
+func (s suite) test(t *testing.T, name string, f func(e *env)) {
+	t.Run(name, func(t *testing.T) {
+		s.parallel(t)
+		f(newEnv(t, s.h))
+	})
+}
+
+// env is one test's world: a fresh store, a service over it and the clock
+// the service reads.
+type env struct {
+	t     *testing.T
+	ctx   context.Context
+	clock *Clock
+	store stores.Store
+	svc   *service.Service
+}
+
+func newEnv(t *testing.T, h Harness) *env {
+	t.Helper()
+	st := h.NewStore(t)
+	if st == nil {
+		t.Fatal("conformance: Harness.NewStore returned nil")
+	}
+	e := &env{
+		t:   t,
+		ctx: t.Context(),
+		// Whole seconds, so CreatedTimestamp and friends are exact; near the
+		// real time, so a store's own background housekeeping (which may
+		// read the wall clock) does not see the suite's messages as ancient.
+		clock: NewClock(time.Now().UTC().Truncate(time.Second)),
+		store: st,
+	}
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Errorf("closing the store: %v", err)
+		}
+	})
+	e.svc = e.newService()
+	return e
+}
+
+// newService returns another Service over the same store and clock, as a
+// second instance of the server would be. It is shut down when the test
+// ends, before the store is closed.
+func (e *env) newService() *service.Service {
+	svc := service.New(service.Config{
+		Store:     e.store,
+		Region:    Region,
+		AccountID: AccountID,
+		BaseURL:   BaseURL,
+		Clock:     e.clock.Now,
+	})
+	e.t.Cleanup(svc.Shutdown)
+	return svc
+}
+
+func queueURL(name string) string { return BaseURL + "/" + AccountID + "/" + name }
+func queueARN(name string) string { return "arn:aws:sqs:" + Region + ":" + AccountID + ":" + name }

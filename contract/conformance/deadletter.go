@@ -1,0 +1,374 @@
+package conformance
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/sluicehq/sluice/contract"
+)
+
+func redrive(dlqName string, max int) map[string]string {
+	return map[string]string{"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, queueARN(dlqName), max)}
+}
+
+func testDeadLetter(t *testing.T, s suite) {
+	s.test(t, "MessageAttributesKept", func(e *env) {
+		// snapshot test_dead_letter_queue_message_attributes.
+		dlq := e.create("dl-queue", nil)
+		src := e.create("queue", redrive("dl-queue", 1))
+		userAttrs := map[string]contract.MessageAttributeValue{"MyAttribute": strAttr("foobar")}
+		s1 := e.sendIn(&contract.SendMessageInput{QueueUrl: src, MessageBody: str("message-1"), MessageAttributes: userAttrs,
+			MessageSystemAttributes: map[string]contract.MessageAttributeValue{"AWSTraceHeader": strAttr(traceHeader)}})
+		s2 := e.send(src, "message-2")
+		sent := e.clock.Now()
+		e.clock.Advance(secs(1))
+		var got []contract.Message
+		for range 4 {
+			got = append(got, e.receive(&contract.ReceiveMessageInput{QueueUrl: src, WaitTimeSeconds: i64(0), VisibilityTimeout: i64(0),
+				AttributeNames: []string{"All"}, MessageAttributeNames: []string{"All"}})...)
+		}
+		wantBodySet(e.t, got, "message-1", "message-2") // each once, then moved
+		for _, m := range got {
+			if m.Attributes["ApproximateReceiveCount"] != "1" {
+				e.t.Errorf("%s ApproximateReceiveCount = %q, want 1", m.Body, m.Attributes["ApproximateReceiveCount"])
+			}
+			if _, ok := m.Attributes["DeadLetterQueueSourceArn"]; ok {
+				e.t.Errorf("%s carries DeadLetterQueueSourceArn before any redrive", m.Body)
+			}
+		}
+		e.wantCounts(src, 0, 0, 0)
+		e.wantCounts(dlq, 2, 0, 0)
+		moved := e.recvAll(dlq, 10)
+		if len(moved) != 2 {
+			e.t.Fatalf("DLQ returned %d messages, want 2", len(moved))
+		}
+		sort.Slice(moved, func(i, j int) bool { return moved[i].Body < moved[j].Body })
+		for i, want := range []*contract.SendMessageOutput{s1, s2} {
+			m := moved[i]
+			if m.MessageId != want.MessageId || m.MD5OfBody != want.MD5OfMessageBody {
+				e.t.Errorf("DLQ message %s: MessageId %s, MD5OfBody %s; want %s, %s", m.Body, m.MessageId, m.MD5OfBody, want.MessageId, want.MD5OfMessageBody)
+			}
+			a := m.Attributes
+			wantA := map[string]string{"ApproximateReceiveCount": "2", "SentTimestamp": millis(sent), "ApproximateFirstReceiveTimestamp": millis(sent.Add(secs(1))),
+				"SenderId": a["SenderId"], "DeadLetterQueueSourceArn": queueARN("queue")}
+			if i == 0 {
+				wantA["AWSTraceHeader"] = traceHeader
+			}
+			wantAttrs(e.t, a, wantA)
+		}
+		if moved[0].MD5OfMessageAttributes != "adb59cd4678ea5a855436b949cd07ab6" || !attrsEqual(moved[0].MessageAttributes, userAttrs) {
+			e.t.Errorf("DLQ message-1 attributes = %s (MD5 %s), want MyAttribute (adb59cd4678ea5a855436b949cd07ab6)", fmtAttrs(moved[0].MessageAttributes), moved[0].MD5OfMessageAttributes)
+		}
+		if len(moved[1].MessageAttributes) != 0 || moved[1].MD5OfMessageAttributes != "" {
+			e.t.Errorf("DLQ message-2 attributes = %s", fmtAttrs(moved[1].MessageAttributes))
+		}
+	})
+
+	s.test(t, "MaxReceiveCount", func(e *env) {
+		e.create("dlq", nil)
+		src := e.create("src", map[string]string{"RedrivePolicy": redrive("dlq", 3)["RedrivePolicy"], "VisibilityTimeout": "10"})
+		out := e.send(src, "m")
+		for i := 1; i <= 3; i++ {
+			got := e.recvAll(src, 1)
+			if len(got) != 1 || got[0].Attributes["ApproximateReceiveCount"] != strconv.Itoa(i) {
+				e.t.Fatalf("receive %d: %v", i, got)
+			}
+			e.clock.Advance(secs(11)) // the timeout expires unhandled
+		}
+		// docs: once received maxReceiveCount times, the next receive moves
+		// it instead of returning it; it is never in both queues.
+		e.wantCounts(queueURL("dlq"), 0, 0, 0)
+		e.wantEmpty(src)
+		e.wantCounts(src, 0, 0, 0)
+		e.wantCounts(queueURL("dlq"), 1, 0, 0)
+		m := e.recvOne(queueURL("dlq"))
+		if m.MessageId != out.MessageId {
+			e.t.Errorf("DLQ MessageId %s, want %s", m.MessageId, out.MessageId)
+		}
+	})
+
+	s.test(t, "OnlyOverReceivedMove", func(e *env) {
+		dlq := e.create("dlq", nil)
+		src := e.create("src", redrive("dlq", 2))
+		e.send(src, "old")
+		e.recvVT(src, 1, 0)
+		e.recvVT(src, 1, 0)
+		e.send(src, "new")
+		got := e.recvVT(src, 10, 0)
+		wantBodies(e.t, got, "new")
+		e.wantCounts(dlq, 1, 0, 0)
+		wantBodies(e.t, e.recv(dlq, 10), "old")
+	})
+
+	s.test(t, "FIFO", func(e *env) {
+		// validated test_dead_letter_queue_with_fifo_and_content_based_deduplication.
+		dlq := e.createFIFO("test-dlq.fifo", map[string]string{"ContentBasedDeduplication": "true", "MessageRetentionPeriod": "1209600"})
+		src := e.createFIFO("test-queue.fifo", map[string]string{"ContentBasedDeduplication": "true", "VisibilityTimeout": "60",
+			"RedrivePolicy": redrive("test-dlq.fifo", 2)["RedrivePolicy"]})
+		out := e.sendFIFO(src, "foobar", "1", "")
+		e.sendFIFO(src, "second", "1", "")
+		e.recvVT(src, 1, 0)
+		e.recvVT(src, 1, 0)
+		// This receive moves the head (whether the same receive already
+		// serves the next message is not recorded); the group goes on.
+		got := e.recvVT(src, 1, 0)
+		if len(got) == 0 {
+			got = e.recvVT(src, 1, 0)
+		}
+		wantBodies(e.t, got, "second")
+		moved := e.receive(&contract.ReceiveMessageInput{QueueUrl: dlq, WaitTimeSeconds: i64(0), MessageSystemAttributeNames: []string{"All"}})
+		if len(moved) != 1 {
+			e.t.Fatalf("DLQ returned %d messages, want 1", len(moved))
+		}
+		if moved[0].MessageId != out.MessageId || moved[0].Body != "foobar" || moved[0].Attributes["MessageGroupId"] != "1" {
+			e.t.Errorf("DLQ message = %+v, want %s foobar in group 1", moved[0], out.MessageId)
+		}
+		if moved[0].Attributes["DeadLetterQueueSourceArn"] != queueARN("test-queue.fifo") {
+			e.t.Errorf("DeadLetterQueueSourceArn = %q", moved[0].Attributes["DeadLetterQueueSourceArn"])
+		}
+	})
+
+	s.test(t, "ListSources", func(e *env) {
+		// validated test_dead_letter_queue_list_sources.
+		dlq := e.create("dlq", nil)
+		lone := e.create("lone", nil)
+		e.create("s1", redrive("dlq", 50))
+		s2 := e.create("s2", nil)
+		e.setAttrs(s2, redrive("dlq", 50))
+		e.create("s3", redrive("dlq", 5))
+		list := func(url string, max int64, tok *string) *contract.ListDeadLetterSourceQueuesOutput {
+			in := &contract.ListDeadLetterSourceQueuesInput{QueueUrl: url, NextToken: tok}
+			if max > 0 {
+				in.MaxResults = i64(max)
+			}
+			out, err := e.svc.ListDeadLetterSourceQueues(e.ctx, in)
+			wantOK(e.t, err, "ListDeadLetterSourceQueues")
+			return out
+		}
+		out := list(dlq, 0, nil)
+		got := append([]string(nil), out.QueueUrls...)
+		sort.Strings(got)
+		if !equalStrings(got, []string{queueURL("s1"), queueURL("s2"), queueURL("s3")}) || out.NextToken != "" {
+			e.t.Errorf("sources = %q (NextToken %q), want s1, s2, s3", got, out.NextToken)
+		}
+		if out := list(lone, 0, nil); len(out.QueueUrls) != 0 {
+			e.t.Errorf("sources of a queue that is no DLQ = %q", out.QueueUrls)
+		}
+		var paged []string
+		var tok *string
+		for range 5 {
+			out := list(dlq, 1, tok)
+			paged = append(paged, out.QueueUrls...)
+			if out.NextToken == "" {
+				break
+			}
+			tok = str(out.NextToken)
+		}
+		sort.Strings(paged)
+		if !equalStrings(paged, got) {
+			e.t.Errorf("paged by 1: %q, want %q", paged, got)
+		}
+		e.setAttrs(s2, map[string]string{"RedrivePolicy": ""})
+		_, err := e.svc.DeleteQueue(e.ctx, &contract.DeleteQueueInput{QueueUrl: queueURL("s3")})
+		wantOK(e.t, err, "DeleteQueue")
+		if out := list(dlq, 0, nil); !equalStrings(out.QueueUrls, []string{queueURL("s1")}) {
+			e.t.Errorf("sources after changes = %q, want s1", out.QueueUrls)
+		}
+	})
+}
+
+func testMoveTasks(t *testing.T, s suite) {
+	// pipe makes src -> dlq (maxReceiveCount 1) and moves n messages into
+	// the DLQ the way the recorded tests do: two receives each.
+	pipe := func(e *env, src, dlq string, n int) {
+		e.t.Helper()
+		e.create(dlq, nil)
+		e.create(src, redrive(dlq, 1))
+		for i := range n {
+			e.send(queueURL(src), src+"-"+strconv.Itoa(i))
+		}
+		for range 2 * n {
+			e.recvVT(queueURL(src), 10, 0)
+		}
+		e.wantCounts(queueURL(dlq), n, 0, 0)
+	}
+	start := func(e *env, in *contract.StartMessageMoveTaskInput) string {
+		e.t.Helper()
+		out, err := e.svc.StartMessageMoveTask(e.ctx, in)
+		wantOK(e.t, err, "StartMessageMoveTask")
+		if out.TaskHandle == "" {
+			e.t.Fatal("StartMessageMoveTask returned no TaskHandle")
+		}
+		return out.TaskHandle
+	}
+
+	s.test(t, "BackToSource", func(e *env) {
+		// recorded test_move_task_workflow_with_default_destination.
+		pipe(e, "src", "dlq", 2)
+		e.clock.Advance(secs(1))
+		started := e.clock.Now()
+		start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq")})
+		r := e.finishMoveTask(queueARN("dlq"))
+		want := contract.ListMessageMoveTasksResultEntry{Status: "COMPLETED", SourceArn: queueARN("dlq"),
+			ApproximateNumberOfMessagesMoved: 2, ApproximateNumberOfMessagesToMove: i64(2), StartedTimestamp: started.UnixMilli()}
+		wantTask(e.t, r, want)
+		e.wantCounts(queueURL("dlq"), 0, 0, 0)
+		// The recorded test then collects them from the source although its
+		// maxReceiveCount is 1: a redrive starts the receive count afresh.
+		wantBodySet(e.t, e.recv(queueURL("src"), 10), "src-0", "src-1")
+		e.wantCounts(queueURL("dlq"), 0, 0, 0)
+	})
+
+	s.test(t, "BackToSeveralSources", func(e *env) {
+		// recorded test_move_task_workflow_with_multiple_sources_as_default_destination.
+		pipe(e, "q1", "dlq", 2)
+		q2 := e.create("q2", redrive("dlq", 1))
+		e.send(q2, "q2-0")
+		e.send(q2, "q2-1")
+		for range 4 {
+			e.recvVT(q2, 10, 0)
+		}
+		e.wantCounts(queueURL("dlq"), 4, 0, 0)
+		start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq")})
+		r := e.finishMoveTask(queueARN("dlq"))
+		if r.Status != "COMPLETED" || r.ApproximateNumberOfMessagesMoved != 4 {
+			e.t.Errorf("task = %+v, want COMPLETED with 4 moved", r)
+		}
+		wantBodySet(e.t, e.recv(queueURL("q1"), 10), "q1-0", "q1-1")
+		wantBodySet(e.t, e.recv(q2, 10), "q2-0", "q2-1")
+		e.wantCounts(queueURL("dlq"), 0, 0, 0)
+	})
+
+	s.test(t, "ToDestination", func(e *env) {
+		// recorded test_basic_move_task_workflow.
+		pipe(e, "src", "dlq", 2)
+		dst := e.create("dst", nil)
+		started := e.clock.Now()
+		start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst"))})
+		r := e.finishMoveTask(queueARN("dlq"))
+		wantTask(e.t, r, contract.ListMessageMoveTasksResultEntry{Status: "COMPLETED", SourceArn: queueARN("dlq"), DestinationArn: queueARN("dst"),
+			ApproximateNumberOfMessagesMoved: 2, ApproximateNumberOfMessagesToMove: i64(2), StartedTimestamp: started.UnixMilli()})
+		wantBodySet(e.t, e.recv(dst, 10), "src-0", "src-1")
+		e.wantCounts(queueURL("src"), 0, 0, 0)
+		e.wantCounts(queueURL("dlq"), 0, 0, 0)
+	})
+
+	s.test(t, "SourceMustBeDLQ", func(e *env) {
+		// recorded test_source_needs_redrive_policy.
+		e.create("plain", nil)
+		e.create("dst", nil)
+		_, err := e.svc.StartMessageMoveTask(e.ctx, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("plain"), DestinationArn: str(queueARN("dst"))})
+		wantErr(e.t, err, contract.ErrInvalidParameterValue("Source queue must be configured as a Dead Letter Queue."))
+	})
+
+	s.test(t, "MissingQueues", func(e *env) {
+		// recorded test_destination_needs_to_exist (and the same wording for the source).
+		pipe(e, "src", "dlq", 1)
+		_, err := e.svc.StartMessageMoveTask(e.ctx, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst") + "doesntexist")})
+		wantErr(e.t, err, contract.ErrResourceNotFound("The resource that you specified for the DestinationArn parameter doesn't exist."))
+		_, err = e.svc.StartMessageMoveTask(e.ctx, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("nothere")})
+		wantErr(e.t, err, contract.ErrResourceNotFound("The resource that you specified for the SourceArn parameter doesn't exist."))
+		e.wantCounts(queueURL("dlq"), 1, 0, 0)
+		if rs := e.listMoveTasks(queueARN("dlq"), 10); len(rs) != 0 {
+			e.t.Errorf("rejected starts left tasks: %+v", rs)
+		}
+	})
+
+	s.test(t, "OneRunningPerSource", func(e *env) {
+		// recorded test_start_multiple_move_tasks.
+		pipe(e, "src", "dlq", 10)
+		e.create("dst", nil)
+		in := &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst")), MaxNumberOfMessagesPerSecond: i64(1)}
+		start(e, in)
+		_, err := e.svc.StartMessageMoveTask(e.ctx, in)
+		wantErr(e.t, err, contract.ErrInvalidParameterValue("There is already a task running. Only one active task is allowed for a source queue arn at a given time."))
+		e.finishMoveTask(queueARN("dlq"))
+		// After it completed, a new task may start (nothing left to move).
+		start(e, in)
+		rs := e.listMoveTasks(queueARN("dlq"), 10)
+		if len(rs) != 2 {
+			e.t.Fatalf("ListMessageMoveTasks MaxResults 10 = %d tasks, want 2", len(rs))
+		}
+		// docs: newest first; MaxResults defaults to 1.
+		if rs[1].Status != "COMPLETED" || rs[1].ApproximateNumberOfMessagesMoved != 10 {
+			e.t.Errorf("older task = %+v, want COMPLETED with 10 moved", rs[1])
+		}
+		if one := e.listMoveTasks(queueARN("dlq"), 0); len(one) != 1 || one[0].StartedTimestamp != rs[0].StartedTimestamp || one[0].Status != rs[0].Status {
+			e.t.Errorf("default ListMessageMoveTasks = %+v, want only the newest task", one)
+		}
+	})
+
+	s.test(t, "ProgressAndCancel", func(e *env) {
+		// recorded test_move_task_cancel.
+		pipe(e, "src", "dlq", 10)
+		dst := e.create("dst", nil)
+		h := start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst")), MaxNumberOfMessagesPerSecond: i64(1)})
+		e.clock.Advance(secs(2))
+		e.runMoveTasks()
+		rs := e.listMoveTasks(queueARN("dlq"), 0)
+		if len(rs) != 1 {
+			e.t.Fatalf("ListMessageMoveTasks = %+v", rs)
+		}
+		r := rs[0]
+		if r.Status != "RUNNING" || r.TaskHandle != h || r.ApproximateNumberOfMessagesToMove == nil || *r.ApproximateNumberOfMessagesToMove != 10 ||
+			r.MaxNumberOfMessagesPerSecond == nil || *r.MaxNumberOfMessagesPerSecond != 1 || r.ApproximateNumberOfMessagesMoved >= 10 {
+			e.t.Errorf("running task = %+v, want RUNNING with its handle, 10 to move, rate 1, not yet done", r)
+		}
+		out, err := e.svc.CancelMessageMoveTask(e.ctx, &contract.CancelMessageMoveTaskInput{TaskHandle: h})
+		wantOK(e.t, err, "CancelMessageMoveTask")
+		if out.ApproximateNumberOfMessagesMoved < 0 || out.ApproximateNumberOfMessagesMoved >= 10 {
+			e.t.Errorf("cancel reports %d moved", out.ApproximateNumberOfMessagesMoved)
+		}
+		r = e.finishMoveTask(queueARN("dlq"))
+		if r.Status != "CANCELLED" {
+			e.t.Errorf("status after cancel = %s, want CANCELLED", r.Status)
+		}
+		left := e.counts(queueURL("dlq")).Visible
+		moved := e.counts(dst).Visible
+		l, _ := strconv.Atoi(left)
+		m, _ := strconv.Atoi(moved)
+		if l == 0 || l+m != 10 || int64(m) != r.ApproximateNumberOfMessagesMoved {
+			e.t.Errorf("after cancel: %d left in the DLQ, %d in the destination, task says %d moved; want some left and 10 in all", l, m, r.ApproximateNumberOfMessagesMoved)
+		}
+	})
+
+	s.test(t, "BadInput", func(e *env) {
+		// recorded test_cancel_with_invalid_task_handle.
+		_, err := e.svc.CancelMessageMoveTask(e.ctx, &contract.CancelMessageMoveTaskInput{TaskHandle: "foobared"})
+		wantErr(e.t, err, contract.ErrInvalidParameterValue("Value for parameter TaskHandle is invalid."))
+		pipe(e, "src", "dlq", 1)
+		// docs: the rate is at most 500 (wording not recorded).
+		_, err = e.svc.StartMessageMoveTask(e.ctx, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), MaxNumberOfMessagesPerSecond: i64(501)})
+		wantErrCode(e.t, err, "InvalidParameterValue", 400)
+		// A completed task cannot be cancelled (docs: only RUNNING ones).
+		h := start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq")})
+		e.finishMoveTask(queueARN("dlq"))
+		_, err = e.svc.CancelMessageMoveTask(e.ctx, &contract.CancelMessageMoveTaskInput{TaskHandle: h})
+		if err == nil {
+			e.t.Error("cancelling a completed task succeeded")
+		}
+	})
+}
+
+func wantTask(t *testing.T, got, want contract.ListMessageMoveTasksResultEntry) {
+	t.Helper()
+	// The recorded responses list no TaskHandle for a finished task.
+	if got.Status != want.Status || got.SourceArn != want.SourceArn || got.DestinationArn != want.DestinationArn ||
+		got.ApproximateNumberOfMessagesMoved != want.ApproximateNumberOfMessagesMoved || got.StartedTimestamp != want.StartedTimestamp ||
+		got.FailureReason != "" || got.TaskHandle != "" ||
+		(got.ApproximateNumberOfMessagesToMove == nil) != (want.ApproximateNumberOfMessagesToMove == nil) ||
+		(got.ApproximateNumberOfMessagesToMove != nil && *got.ApproximateNumberOfMessagesToMove != *want.ApproximateNumberOfMessagesToMove) {
+		t.Errorf("task = %s, want %s", fmtTask(got), fmtTask(want))
+	}
+}
+
+func fmtTask(r contract.ListMessageMoveTasksResultEntry) string {
+	toMove := "nil"
+	if r.ApproximateNumberOfMessagesToMove != nil {
+		toMove = strconv.FormatInt(*r.ApproximateNumberOfMessagesToMove, 10)
+	}
+	return fmt.Sprintf("{Status:%s Source:%s Destination:%q Moved:%d ToMove:%s Started:%d Handle:%q Failure:%q}",
+		r.Status, r.SourceArn, r.DestinationArn, r.ApproximateNumberOfMessagesMoved, toMove, r.StartedTimestamp, r.TaskHandle, r.FailureReason)
+}

@@ -1,0 +1,189 @@
+package conformance
+
+import (
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/contract"
+)
+
+// Long polls run in real time. No test asserts a duration: a waiting poll
+// is started, the suite checks it is still waiting, does something, and
+// checks the poll returned the message. A broken wake-up then fails by
+// returning empty after its WaitTimeSeconds.
+
+// settle gives a started receive time to reach its wait.
+const settle = 150 * time.Millisecond
+
+// hang guards against a receive that never returns.
+const hang = 40 * time.Second
+
+func testLongPoll(t *testing.T, s suite) {
+	s.test(t, "WakesOnSend", func(e *env) {
+		url := e.create("q", nil)
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20)})
+		time.Sleep(settle)
+		e.stillWaiting(ch)
+		e.send(url, "hello")
+		wantBodies(e.t, e.await(ch, hang), "hello")
+	})
+
+	s.test(t, "WakesOnSendFromOtherInstance", func(e *env) {
+		// design: a request can land on any instance.
+		url := e.create("q", nil)
+		other := e.newService()
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20)})
+		time.Sleep(settle)
+		e.stillWaiting(ch)
+		_, err := other.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("across")})
+		wantOK(e.t, err, "SendMessage on the other instance")
+		wantBodies(e.t, e.await(ch, hang), "across")
+	})
+
+	s.test(t, "WakesOnBatchSend", func(e *env) {
+		url := e.create("q", nil)
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20), MaxNumberOfMessages: i64(10)})
+		time.Sleep(settle)
+		e.stillWaiting(ch)
+		_, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: sendEntries(3)})
+		wantOK(e.t, err, "SendMessageBatch")
+		if got := e.await(ch, hang); len(got) == 0 {
+			e.t.Error("long poll returned empty after a batch send")
+		}
+	})
+
+	s.test(t, "EmptyAfterWait", func(e *env) {
+		// snapshot test_receive_empty_queue.
+		url := e.create("q", nil)
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(1)})
+		if got := e.await(ch, hang); len(got) != 0 {
+			e.t.Errorf("empty queue long poll returned %q", bodies(got))
+		}
+	})
+
+	s.test(t, "ReturnsAtOnceWhenAvailable", func(e *env) {
+		// validated test_receive_message_wait_time_seconds_and_max_number_of_messages_does_not_block.
+		url := e.create("q", nil)
+		e.send(url, "foobar1")
+		e.send(url, "foobar2")
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20), MaxNumberOfMessages: i64(3)})
+		if got := e.await(ch, hang); len(got) == 0 {
+			e.t.Error("long poll with messages waiting returned none")
+		}
+	})
+
+	s.test(t, "WakesOnChangeVisibilityToZero", func(e *env) {
+		url := e.create("q", nil)
+		e.send(url, "m")
+		m := e.recvOne(url)
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20)})
+		time.Sleep(settle)
+		e.stillWaiting(ch)
+		wantOK(e.t, e.cmv(url, m.ReceiptHandle, 0), "ChangeMessageVisibility 0")
+		wantBodies(e.t, e.await(ch, hang), "m")
+	})
+
+	s.test(t, "WakesOnFIFOGroupRelease", func(e *env) {
+		// validated test_fifo_message_group_visibility: deleting the
+		// in-flight head makes the group's next message reach a waiting poll.
+		url := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true", "VisibilityTimeout": "60"})
+		e.sendFIFO(url, "message-1", "1", "")
+		m := e.recvOne(url)
+		e.sendFIFO(url, "message-2", "1", "")
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20)})
+		time.Sleep(settle)
+		e.stillWaiting(ch)
+		e.del(url, m.ReceiptHandle)
+		wantBodies(e.t, e.await(ch, hang), "message-2")
+	})
+
+	s.test(t, "QueueDefaultWait", func(e *env) {
+		// validated test_wait_time_seconds_queue_attribute_waits_correctly:
+		// without WaitTimeSeconds the queue's ReceiveMessageWaitTimeSeconds applies.
+		url := e.create("q", map[string]string{"ReceiveMessageWaitTimeSeconds": "20"})
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url})
+		time.Sleep(settle)
+		e.stillWaiting(ch) // a short poll would have returned by now
+		e.send(url, "foobared")
+		wantBodies(e.t, e.await(ch, hang), "foobared")
+		// An explicit WaitTimeSeconds 0 overrides it (snapshot
+		// test_send_receive_wait_time_seconds: explicit short poll).
+		ch = e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(0)})
+		if got := e.await(ch, hang); len(got) != 0 {
+			e.t.Errorf("short poll returned %q", bodies(got))
+		}
+	})
+
+	s.test(t, "ShutdownEndsWait", func(e *env) {
+		url := e.create("q", nil)
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20)})
+		time.Sleep(settle)
+		e.stillWaiting(ch)
+		e.svc.Shutdown()
+		select {
+		case r := <-ch:
+			if r.err != nil {
+				e.t.Errorf("long poll ended by Shutdown returned error %v, want an empty result", r.err)
+			} else if len(r.out.Messages) != 0 {
+				e.t.Errorf("long poll ended by Shutdown returned %q", bodies(r.out.Messages))
+			}
+		case <-time.After(10 * time.Second):
+			e.t.Fatal("a waiting long poll did not return within 10 s of Shutdown")
+		}
+		// The message sent now was not taken by the ended poll.
+		e.send(url, "after")
+		e.wantCounts(url, 1, 0, 0)
+	})
+
+	s.test(t, "OneMessageOneWaiter", func(e *env) {
+		url := e.create("q", nil)
+		var chans []<-chan pollResult
+		for range 4 {
+			chans = append(chans, e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(2)}))
+		}
+		time.Sleep(settle)
+		e.send(url, "only")
+		got := 0
+		for _, ch := range chans {
+			got += len(e.await(ch, hang))
+		}
+		if got != 1 {
+			e.t.Errorf("4 waiting polls received %d copies of one message, want 1", got)
+		}
+	})
+
+	s.test(t, "ManyWaitersManyMessages", func(e *env) {
+		url := e.create("q", nil)
+		const n = 8
+		var chans []<-chan pollResult
+		for range n {
+			chans = append(chans, e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20)}))
+		}
+		time.Sleep(settle)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _ = e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m" + strconv.Itoa(i))})
+			}()
+		}
+		wg.Wait()
+		seen := map[string]bool{}
+		for _, ch := range chans {
+			for _, m := range e.await(ch, hang) {
+				if seen[m.Body] {
+					e.t.Errorf("%s delivered to two waiting polls", m.Body)
+				}
+				seen[m.Body] = true
+			}
+		}
+		// Every waiter was woken by some send; left-overs stay in the queue.
+		left := e.recv(url, 10)
+		if len(seen)+len(left) != n {
+			e.t.Errorf("%d received by waiters + %d left = %d, want %d", len(seen), len(left), len(seen)+len(left), n)
+		}
+	})
+}

@@ -1,0 +1,195 @@
+package conformance
+
+import (
+	"testing"
+
+	"github.com/sluicehq/sluice/contract"
+)
+
+func testReceiptHandles(t *testing.T, s suite) {
+	s.test(t, "Garbage", func(e *env) {
+		// validated test_delete_message_with_illegal_receipt_handle and
+		// test_invalid_receipt_handle_should_return_error_message.
+		url := e.create("q", nil)
+		e.send(url, "m")
+		_, err := e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: "garbage"})
+		wantErr(e.t, err, contract.ErrReceiptHandleIsInvalid("garbage"))
+		wantErrCode(e.t, e.cmv(url, "INVALID", 60), "ReceiptHandleIsInvalid", 400)
+		_, err = e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: ""})
+		wantErrCodeIn(e.t, err, "MissingParameter", "ReceiptHandleIsInvalid")
+		e.wantCounts(url, 1, 0, 0)
+	})
+
+	s.test(t, "Forged", func(e *env) {
+		// design: a forged handle never touches a delivery.
+		url := e.create("q", nil)
+		e.send(url, "m")
+		m := e.recvOne(url)
+		h := []byte(m.ReceiptHandle)
+		for i := range h {
+			forged := append([]byte(nil), h...)
+			switch forged[i] {
+			case 'A':
+				forged[i] = 'B'
+			default:
+				forged[i] = 'A'
+			}
+			_, _ = e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: string(forged)})
+			_ = e.cmv(url, string(forged), 0)
+			if i > 200 {
+				break
+			}
+		}
+		e.wantCounts(url, 0, 1, 0)
+		e.del(url, m.ReceiptHandle)
+		e.wantCounts(url, 0, 0, 0)
+	})
+
+	s.test(t, "OtherQueue", func(e *env) {
+		// A handle of one queue used on another touches neither.
+		a := e.create("a", nil)
+		b := e.create("b", nil)
+		e.send(a, "in a")
+		e.send(b, "in b")
+		ma := e.recvOne(a)
+		mb := e.recvOne(b)
+		_, _ = e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: b, ReceiptHandle: ma.ReceiptHandle})
+		_ = e.cmv(b, ma.ReceiptHandle, 0)
+		e.wantCounts(a, 0, 1, 0)
+		e.wantCounts(b, 0, 1, 0)
+		e.del(b, mb.ReceiptHandle)
+		e.del(a, ma.ReceiptHandle)
+		e.wantCounts(a, 0, 0, 0)
+	})
+
+	s.test(t, "StaleStandard", func(e *env) {
+		// docs: deleting with an older receipt "succeeds, but the message
+		// might not be deleted"; design: a stale receipt never deletes or
+		// changes the newer delivery.
+		url := e.create("q", nil)
+		e.send(url, "m")
+		old := e.recvVT(url, 1, 10)[0]
+		e.clock.Advance(secs(11))
+		cur := e.recvVT(url, 1, 30)[0]
+		_, err := e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
+		wantOK(e.t, err, "DeleteMessage with a stale receipt handle")
+		_ = e.cmv(url, old.ReceiptHandle, 0) // any answer, but no effect
+		e.wantCounts(url, 0, 1, 0)
+		e.wantEmpty(url)
+		e.clock.Advance(secs(31))
+		again := e.recvOne(url)
+		if again.MessageId != cur.MessageId {
+			e.t.Errorf("redelivered %s, want %s", again.MessageId, cur.MessageId)
+		}
+		e.del(url, again.ReceiptHandle)
+		e.wantCounts(url, 0, 0, 0)
+	})
+
+	s.test(t, "DeleteTwice", func(e *env) {
+		// validated test_delete_message_with_deleted_receipt_handle.
+		url := e.create("q", nil)
+		e.send(url, "foo")
+		m := e.recvOne(url)
+		for range 3 {
+			e.del(url, m.ReceiptHandle)
+		}
+		e.wantCounts(url, 0, 0, 0)
+	})
+
+	s.test(t, "DeleteAfterTimeoutStandard", func(e *env) {
+		// snapshot test_delete_after_visibility_timeout.
+		url := e.create("q", map[string]string{"VisibilityTimeout": "1"})
+		e.send(url, "foobar")
+		m := e.recvOne(url)
+		e.clock.Advance(secs(2))
+		e.del(url, m.ReceiptHandle)
+		e.wantEmpty(url)
+		e.clock.Advance(secs(60))
+		e.wantEmpty(url)
+		e.wantCounts(url, 0, 0, 0)
+	})
+
+	s.test(t, "DeleteAfterTimeoutFIFO", func(e *env) {
+		// snapshot test_fifo_delete_after_visibility_timeout.
+		url := e.createFIFO("f.fifo", map[string]string{"VisibilityTimeout": "1", "ContentBasedDeduplication": "true"})
+		e.sendFIFO(url, "foobar", "1", "")
+		m := e.recvOne(url)
+		if m.MD5OfBody != "3858f62230ac3c915f300c664312c63f" {
+			e.t.Errorf("MD5OfBody = %s", m.MD5OfBody)
+		}
+		e.clock.Advance(secs(2))
+		_, err := e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
+		wantErr(e.t, err, contract.ErrInvalidParameterValue("Value "+m.ReceiptHandle+" for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired."))
+		// The message was not deleted.
+		again := e.recvOne(url)
+		if again.MessageId != m.MessageId {
+			e.t.Errorf("received %s, want %s", again.MessageId, m.MessageId)
+		}
+		e.del(url, again.ReceiptHandle)
+		e.wantCounts(url, 0, 0, 0)
+	})
+
+	s.test(t, "DeleteExtendedFIFO", func(e *env) {
+		// snapshot test_fifo_delete_after_visibility_timeout_extended.
+		url := e.createFIFO("f.fifo", map[string]string{"VisibilityTimeout": "1", "ContentBasedDeduplication": "true"})
+		e.sendFIFO(url, "foobar", "1", "")
+		m := e.recvOne(url)
+		wantOK(e.t, e.cmv(url, m.ReceiptHandle, 5), "ChangeMessageVisibility")
+		e.clock.Advance(secs(2))
+		e.del(url, m.ReceiptHandle)
+		e.clock.Advance(secs(10))
+		e.wantEmpty(url)
+	})
+
+	s.test(t, "StaleFIFO", func(e *env) {
+		url := e.createFIFO("f.fifo", map[string]string{"VisibilityTimeout": "5", "ContentBasedDeduplication": "true"})
+		e.sendFIFO(url, "m", "1", "")
+		old := e.recvOne(url)
+		e.clock.Advance(secs(6))
+		cur := e.recvOne(url)
+		_, _ = e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
+		_ = e.cmv(url, old.ReceiptHandle, 0)
+		e.wantCounts(url, 0, 1, 0)
+		e.wantEmpty(url)
+		e.del(url, cur.ReceiptHandle)
+		e.wantCounts(url, 0, 0, 0)
+	})
+
+	s.test(t, "AnyInstanceResolves", func(e *env) {
+		// design: receipt handles survive a restart and any instance can
+		// resolve them. A second Service over the same store plays both.
+		url := e.create("q", nil)
+		other := e.newService()
+		body := "m"
+		_, err := other.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: &body})
+		wantOK(e.t, err, "SendMessage on the second instance")
+		m := e.recvOne(url)
+		_, err = other.ChangeMessageVisibility(e.ctx, &contract.ChangeMessageVisibilityInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: i64(100)})
+		wantOK(e.t, err, "ChangeMessageVisibility on the second instance")
+		e.clock.Advance(secs(31))
+		e.wantEmpty(url)
+		_, err = other.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
+		wantOK(e.t, err, "DeleteMessage on the second instance")
+		e.wantCounts(url, 0, 0, 0)
+		out, err := other.ListQueues(e.ctx, &contract.ListQueuesInput{})
+		wantOK(e.t, err, "ListQueues on the second instance")
+		if len(out.QueueUrls) != 1 || out.QueueUrls[0] != url {
+			e.t.Errorf("second instance lists %q, want %q", out.QueueUrls, url)
+		}
+	})
+
+	s.test(t, "AfterPurge", func(e *env) {
+		// design: a purge generation travels with receipts, so an old
+		// receipt never touches a message sent after the purge.
+		url := e.create("q", nil)
+		e.send(url, "old")
+		old := e.recvOne(url)
+		_, err := e.svc.PurgeQueue(e.ctx, &contract.PurgeQueueInput{QueueUrl: url})
+		wantOK(e.t, err, "PurgeQueue")
+		e.send(url, "new")
+		_, _ = e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
+		_ = e.cmv(url, old.ReceiptHandle, 300)
+		e.wantCounts(url, 1, 0, 0)
+		wantBodies(e.t, e.recv(url, 10), "new")
+	})
+}
