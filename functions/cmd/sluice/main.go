@@ -1,0 +1,332 @@
+// Command sluice serves the Amazon SQS API.
+//
+//	sluice serve      run the server
+//	sluice maintain   one housekeeping pass over the store, then exit
+//	sluice version    print the version
+//	sluice help       print usage
+//
+// Every flag has an environment variable that sets its default; see
+// `sluice help`.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sluicehq/sluice/functions/httpapi"
+	"github.com/sluicehq/sluice/functions/service"
+	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/open"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3".
+var version = ""
+
+func main() {
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `sluice: an Amazon SQS-compatible server.
+
+Usage:
+  sluice serve [flags]      serve the SQS API (AWS JSON 1.0 and Query protocols)
+  sluice maintain [flags]   run one housekeeping pass over the store and exit
+  sluice version            print the version
+  sluice help               print this help
+
+Flags of serve (the environment variable sets the default):
+  --addr ADDR           SLUICE_ADDR             listen address (default 127.0.0.1:9324; port 0 picks one)
+  --store URL           SLUICE_STORE            store: mem://, file:///dir (embedded), postgres://...
+                                                (default: embedded in ./sluice-data)
+  --region REGION       SLUICE_REGION           region in queue ARNs (default us-east-1)
+  --account-id ID       SLUICE_ACCOUNT_ID       12-digit account id in queue URLs and ARNs (default 000000000000)
+  --base-url URL        SLUICE_BASE_URL         scheme://host[:port] of queue URLs (default: the host each
+                                                request was sent to)
+  --shutdown-timeout D  SLUICE_SHUTDOWN_TIMEOUT how long to let requests finish on SIGTERM/SIGINT (default 30s)
+  --log-level LEVEL     SLUICE_LOG_LEVEL        debug, info, warn or error (default info)
+  --log-format FORMAT   SLUICE_LOG_FORMAT       text or json (default text)
+
+Flags of maintain: --store, --log-level, --log-format, as above.
+
+Once listening, serve prints "sluice listening on http://HOST:PORT" on standard output.
+`
+
+// run is the command; it returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "maintain":
+		return maintain(ctx, args[1:], stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "sluice", versionString())
+		return 0
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "sluice: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+func versionString() string {
+	v := version
+	if v == "" {
+		v = "(devel)"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+	}
+	return v + " " + runtime.Version()
+}
+
+// env returns the environment variable or def.
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// common holds the flags that serve and maintain share.
+type common struct {
+	store     string
+	logLevel  string
+	logFormat string
+}
+
+func (c *common) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.store, "store", env("SLUICE_STORE", ""), "store URL")
+	fs.StringVar(&c.logLevel, "log-level", env("SLUICE_LOG_LEVEL", "info"), "debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", env("SLUICE_LOG_FORMAT", "text"), "text or json")
+}
+
+func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return nil, fmt.Errorf("bad --log-level %q: use debug, info, warn or error", c.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(c.logFormat) {
+	case "text", "":
+		return slog.New(slog.NewTextHandler(stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("bad --log-format %q: use text or json", c.logFormat)
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("sluice "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	return fs
+}
+
+// parseFlags parses args; the second result is the exit status when the
+// command must stop (help asked for, or a bad flag).
+func parseFlags(fs *flag.FlagSet, args []string) (bool, int) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return false, 0
+		}
+		return false, 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return false, 2
+	}
+	return true, 0
+}
+
+type serveConfig struct {
+	common
+	addr            string
+	region          string
+	accountID       string
+	baseURL         string
+	shutdownTimeout time.Duration
+}
+
+func (c *serveConfig) validate() error {
+	if c.region == "" || strings.Trim(c.region, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+		return fmt.Errorf("bad --region %q", c.region)
+	}
+	if len(c.accountID) != 12 || strings.Trim(c.accountID, "0123456789") != "" {
+		return fmt.Errorf("bad --account-id %q: an account id has 12 digits", c.accountID)
+	}
+	if c.baseURL != "" {
+		u, err := url.Parse(c.baseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+			strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("bad --base-url %q: use scheme://host[:port], such as https://sqs.example.com", c.baseURL)
+		}
+		c.baseURL = u.Scheme + "://" + u.Host
+	}
+	if c.shutdownTimeout <= 0 {
+		return fmt.Errorf("bad --shutdown-timeout %s", c.shutdownTimeout)
+	}
+	return nil
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var c serveConfig
+	fs := newFlagSet("serve", stderr)
+	c.register(fs)
+	fs.StringVar(&c.addr, "addr", env("SLUICE_ADDR", "127.0.0.1:9324"), "listen address")
+	fs.StringVar(&c.region, "region", env("SLUICE_REGION", "us-east-1"), "region")
+	fs.StringVar(&c.accountID, "account-id", env("SLUICE_ACCOUNT_ID", "000000000000"), "account id")
+	fs.StringVar(&c.baseURL, "base-url", env("SLUICE_BASE_URL", ""), "base URL of queue URLs")
+	timeout, err := time.ParseDuration(env("SLUICE_SHUTDOWN_TIMEOUT", "30s"))
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice serve: bad SLUICE_SHUTDOWN_TIMEOUT: %v\n", err)
+		return 2
+	}
+	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", timeout, "grace period on shutdown")
+	if ok, code := parseFlags(fs, args); !ok {
+		return code
+	}
+	if err := c.validate(); err != nil {
+		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
+		return 2
+	}
+	logger, err := c.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
+		return 2
+	}
+
+	// SIGINT/SIGTERM start a graceful shutdown; a second one kills at once
+	// (stop restores the default handling).
+	sigCtx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	store, err := open.Open(sigCtx, c.store, logger)
+	if err != nil {
+		logger.Error("cannot open the store", "store", open.Redact(c.store), "err", err)
+		return 1
+	}
+	defer closeStore(store, logger)
+
+	svc := service.New(service.Config{
+		Store:     store,
+		Region:    c.region,
+		AccountID: c.accountID,
+		BaseURL:   c.baseURL,
+		Logger:    logger,
+	})
+
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		logger.Error("cannot listen", "addr", c.addr, "err", err)
+		return 1
+	}
+	srv := &http.Server{
+		Handler:           httpapi.NewHandler(svc, httpapi.Options{Logger: logger}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		// Long polls last up to 20 seconds; leave ample room.
+		WriteTimeout: 2 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
+		ErrorLog:     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		BaseContext:  func(net.Listener) context.Context { return ctx },
+	}
+	// Shutdown closes the listeners first, then runs this: waiting long
+	// polls end with what they have and in-flight requests can finish.
+	srv.RegisterOnShutdown(svc.Shutdown)
+
+	bgCtx, cancelBg := context.WithCancel(context.Background())
+	var bg sync.WaitGroup
+	bg.Go(func() { svc.RunBackground(bgCtx) })
+	defer func() {
+		cancelBg()
+		bg.Wait()
+	}()
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+
+	addr := ln.Addr().String()
+	logger.Info("listening", "addr", addr, "store", open.Redact(c.store), "region", c.region, "account_id", c.accountID)
+	fmt.Fprintf(stdout, "sluice listening on http://%s\n", addr)
+
+	select {
+	case err := <-serveErr:
+		logger.Error("server stopped", "err", err)
+		return 1
+	case <-sigCtx.Done():
+	}
+	stop()
+	logger.Info("shutting down", "grace", c.shutdownTimeout.String())
+	shCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+	defer cancel()
+	code := 0
+	if err := srv.Shutdown(shCtx); err != nil {
+		logger.Warn("requests still running at the end of the grace period; closing them", "err", err)
+		_ = srv.Close()
+		code = 1
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Error("server", "err", err)
+		code = 1
+	}
+	logger.Info("stopped")
+	return code
+}
+
+func closeStore(s stores.Store, logger *slog.Logger) {
+	if err := s.Close(); err != nil {
+		logger.Error("closing the store", "err", err)
+	}
+}
+
+func maintain(ctx context.Context, args []string, stderr io.Writer) int {
+	var c common
+	fs := newFlagSet("maintain", stderr)
+	c.register(fs)
+	if ok, code := parseFlags(fs, args); !ok {
+		return code
+	}
+	logger, err := c.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice maintain: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	store, err := open.Open(ctx, c.store, logger)
+	if err != nil {
+		logger.Error("cannot open the store", "store", open.Redact(c.store), "err", err)
+		return 1
+	}
+	start := time.Now()
+	err = store.Maintain(ctx, time.Time{})
+	if cerr := store.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("closing the store: %w", cerr)
+	}
+	if err != nil {
+		logger.Error("maintenance failed", "err", err)
+		return 1
+	}
+	logger.Info("maintenance done", "took", time.Since(start).Round(time.Millisecond).String())
+	return 0
+}

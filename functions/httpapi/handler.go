@@ -1,0 +1,268 @@
+// Package httpapi is the HTTP face of sluice: it speaks both wire protocols
+// of Amazon SQS, AWS JSON 1.0 (current SDKs) and the older AWS Query protocol
+// (form parameters in, XML out), decodes each request into the contract
+// input type of its action, calls the service and encodes the output or the
+// error the way Amazon SQS does.
+//
+// A request is JSON when it carries an X-Amz-Target header, Query otherwise.
+// It may be sent to "/" or to a queue URL path ("/<account-id>/<queue-name>"),
+// in which case the path supplies the QueueUrl the request leaves out.
+//
+// The handler holds no state of its own besides its options.
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/sluicehq/sluice/contract"
+	"github.com/sluicehq/sluice/functions/service"
+)
+
+// DefaultMaxBodyBytes caps a request body: a batch carries up to 1 MiB of
+// message, and binary attributes travel base64-encoded (and, on the Query
+// protocol, percent-encoded on top), so 8 MiB leaves ample room.
+const DefaultMaxBodyBytes = 8 << 20
+
+// Options configure the handler.
+type Options struct {
+	// Logger receives request logs (debug) and internal errors (error).
+	// Nil means slog.Default().
+	Logger *slog.Logger
+	// MaxBodyBytes caps the request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+}
+
+type handler struct {
+	svc *service.Service
+	log *slog.Logger
+	max int64
+	ops map[string]*operation
+}
+
+// NewHandler returns the http.Handler that serves the SQS API of svc over
+// both protocols.
+func NewHandler(svc *service.Service, opts Options) http.Handler {
+	h := &handler{svc: svc, log: opts.Logger, max: opts.MaxBodyBytes, ops: operations}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.max <= 0 {
+		h.max = DefaultMaxBodyBytes
+	}
+	return h
+}
+
+// Actions lists the names of the actions the handler dispatches, sorted.
+func Actions() []string { return actionNames() }
+
+// protocol is what a request speaks; it decides how answers are written.
+type protocol int
+
+const (
+	protoQuery protocol = iota
+	protoJSON
+)
+
+func (p protocol) String() string {
+	if p == protoJSON {
+		return "json"
+	}
+	return "query"
+}
+
+const (
+	headerTarget     = "X-Amz-Target"
+	headerRequestID  = "x-amzn-RequestId"
+	headerQueryError = "x-amzn-query-error"
+	targetPrefix     = "AmazonSQS."
+	contentTypeJSON  = "application/x-amz-json-1.0"
+	contentTypeXML   = "text/xml"
+)
+
+// exchange is one request in flight.
+type exchange struct {
+	h      *handler
+	w      http.ResponseWriter
+	r      *http.Request
+	id     string
+	proto  protocol
+	action string
+	start  time.Time
+	status int
+	// wrote is set once a response has been started.
+	wrote bool
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	x := &exchange{h: h, w: w, r: r, id: newRequestID(), start: time.Now()}
+	if _, ok := r.Header[http.CanonicalHeaderKey(headerTarget)]; ok {
+		x.proto = protoJSON
+	}
+	w.Header().Set(headerRequestID, x.id)
+
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			h.log.Error("panic serving request", "request_id", x.id, "action", x.action, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if !x.wrote {
+				x.fail(contract.ErrInternal())
+			}
+		}
+		h.log.Debug("request", "request_id", x.id, "protocol", x.proto.String(), "action", x.action,
+			"method", r.Method, "path", r.URL.Path, "status", x.status, "duration", time.Since(x.start))
+	}()
+
+	r.Body = http.MaxBytesReader(w, r.Body, h.max)
+	ctx := service.WithRequestBase(r.Context(), requestBase(r))
+	if x.proto == protoJSON {
+		x.serveJSON(ctx)
+	} else {
+		x.serveQuery(ctx)
+	}
+}
+
+// call runs the operation and writes its output or error.
+func (x *exchange) call(ctx context.Context, op *operation, in any) {
+	if op.setQueueURL != nil && op.queueURL(in) == "" {
+		if u := pathQueueURL(x.r); u != "" {
+			op.setQueueURL(in, u)
+		}
+	}
+	out, err := op.call(ctx, x.h.svc, in)
+	if err != nil {
+		x.fail(err)
+		return
+	}
+	if x.proto == protoJSON {
+		x.writeJSON(out)
+	} else {
+		x.writeXML(op, out)
+	}
+}
+
+// fail writes err in the request's protocol. Errors that are not
+// *contract.Error are ours: they are logged and answered as InternalError.
+func (x *exchange) fail(err error) {
+	var ce *contract.Error
+	if !errors.As(err, &ce) {
+		if errors.Is(err, context.Canceled) && x.r.Context().Err() != nil {
+			x.h.log.Debug("request cancelled by the client", "request_id", x.id, "action", x.action)
+		} else {
+			x.h.log.Error("internal error", "request_id", x.id, "action", x.action, "error", err)
+		}
+		ce = contract.ErrInternal()
+	}
+	if x.proto == protoJSON {
+		x.writeJSONError(ce)
+	} else {
+		x.writeXMLError(ce)
+	}
+}
+
+func (x *exchange) writeHead(contentType string, status int, n int) {
+	h := x.w.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("Content-Length", fmt.Sprint(n))
+	x.status = status
+	x.wrote = true
+	x.w.WriteHeader(status)
+}
+
+func errStatus(e *contract.Error) int {
+	if e.Status >= 400 && e.Status <= 599 {
+		return e.Status
+	}
+	if e.Sender {
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+// readBody reads the whole (size-limited) request body.
+func (x *exchange) readBody() ([]byte, *contract.Error) {
+	if x.r.Body == nil {
+		return nil, nil
+	}
+	b, err := io.ReadAll(x.r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, errRequestTooLarge(mbe.Limit)
+		}
+		return nil, contract.ErrMalformedRequest("The request body could not be read.")
+	}
+	return b, nil
+}
+
+// errRequestTooLarge answers a body over the handler's cap.
+func errRequestTooLarge(limit int64) *contract.Error {
+	return &contract.Error{Code: "RequestEntityTooLarge", Type: "RequestEntityTooLarge",
+		Status: http.StatusRequestEntityTooLarge, Sender: true,
+		Message: fmt.Sprintf("The request body must be at most %d bytes.", limit)}
+}
+
+// requestBase is scheme://host of the request as the client addressed it.
+func requestBase(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p != "" {
+		p, _, _ = strings.Cut(p, ",")
+		switch p = strings.ToLower(strings.TrimSpace(p)); p {
+		case "http", "https":
+			scheme = p
+		}
+	}
+	host := r.Host
+	if host == "" {
+		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+			host = a.String()
+		}
+	}
+	return scheme + "://" + host
+}
+
+// pathQueueURL returns the absolute queue URL the request was sent to when
+// its path has the form /<account-id>/<queue-name>, or "".
+func pathQueueURL(r *http.Request) string {
+	p := strings.TrimPrefix(r.URL.Path, "/")
+	p = strings.TrimSuffix(p, "/")
+	account, name, ok := strings.Cut(p, "/")
+	if !ok || account == "" || name == "" || strings.Contains(name, "/") {
+		return ""
+	}
+	return requestBase(r) + "/" + account + "/" + name
+}
+
+// newRequestID returns a random (version 4) UUID.
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	s[8] = '-'
+	hex.Encode(s[9:13], b[4:6])
+	s[13] = '-'
+	hex.Encode(s[14:18], b[6:8])
+	s[18] = '-'
+	hex.Encode(s[19:23], b[8:10])
+	s[23] = '-'
+	hex.Encode(s[24:], b[10:])
+	return string(s[:])
+}
