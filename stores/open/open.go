@@ -6,7 +6,7 @@
 //	file:///abs/dir, file://rel/dir embedded, in that directory
 //	embedded:///abs/dir             (the same, spelled for what it is)
 //	/abs/dir, ./rel/dir             a plain path (no "://"): embedded there
-//	postgres://..., postgresql://... PostgreSQL (not built yet)
+//	postgres://..., postgresql://... PostgreSQL (a pgx connection string)
 package open
 
 import (
@@ -20,13 +20,11 @@ import (
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/embedded"
 	"github.com/sluicehq/sluice/stores/memstore"
+	"github.com/sluicehq/sluice/stores/pgstore"
 )
 
 // DefaultDir is where the embedded store lives when no URL is given.
 const DefaultDir = "./sluice-data"
-
-// ErrPostgresNotBuilt is returned for postgres:// URLs until that store exists.
-var ErrPostgresNotBuilt = errors.New("the PostgreSQL store is not built yet")
 
 // Open opens the store named by rawURL (see the package documentation).
 // logger, when not nil, is told which store was opened; the URL is logged
@@ -51,7 +49,12 @@ func Open(ctx context.Context, rawURL string, logger *slog.Logger) (stores.Store
 		logger.Info("store opened", "kind", "embedded", "dir", dir)
 		return s, nil
 	case kindPostgres:
-		return nil, fmt.Errorf("%s: %w", Redact(rawURL), ErrPostgresNotBuilt)
+		s, err := pgstore.Open(ctx, rawURL, pgstore.Options{Logger: logger})
+		if err != nil {
+			return nil, fmt.Errorf("opening PostgreSQL at %s: %w", Redact(rawURL), err)
+		}
+		logger.Info("store opened", "kind", "postgres", "url", Redact(rawURL))
+		return s, nil
 	}
 	return nil, fmt.Errorf("unsupported store %q", Redact(rawURL))
 }

@@ -1,0 +1,90 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/stores"
+)
+
+// Maintain drops what expired by the given time, and only that; the fake
+// clock (params.Now) decides every comparison.
+func TestMaintainWithFakeClock(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC) // far from the database's clock
+	res, err := s.QueueCreate(ctx, &stores.QueueCreateParams{Queue: &stores.Queue{
+		Name: "m.fifo", ID: "inc-1", FIFO: true, Attributes: map[string]string{}, Retention: time.Hour,
+	}, Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := res.Queue
+	if !q.CreatedAt.Equal(t0) {
+		t.Errorf("CreatedAt = %v, want %v", q.CreatedAt, t0)
+	}
+	send := func(now time.Time, body string) stores.SendResult {
+		r, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+			Messages: []stores.NewMessage{newMsg(body, "g", "dedup-"+body)}, DedupWindow: 5 * time.Minute, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Results[0]
+	}
+	first := send(t0, "a")
+	if first.SequenceNumber != "10000000000000000000" {
+		t.Errorf("first SequenceNumber = %s", first.SequenceNumber)
+	}
+	if dup := send(t0.Add(4*time.Minute), "a"); !dup.Duplicate || dup.MessageID != first.MessageID {
+		t.Errorf("send within the window = %+v, want a duplicate of %+v", dup, first)
+	}
+	if err := s.Maintain(ctx, t0.Add(30*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	count := func(sql string) int {
+		var n int
+		if err := s.pool.QueryRow(ctx, sql).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count("SELECT count(*) FROM dedup"); n != 0 {
+		t.Errorf("dedup markers after the window = %d, want 0", n)
+	}
+	if n := count("SELECT count(*) FROM messages"); n != 1 {
+		t.Errorf("messages within retention = %d, want 1", n)
+	}
+	st, err := s.QueueStats(ctx, &stores.QueueStatsParams{Name: q.Name, ID: q.ID, Now: t0.Add(59 * time.Minute)})
+	if err != nil || st.Visible != 1 {
+		t.Errorf("stats before retention ends = %+v, %v; want 1 visible", st, err)
+	}
+	st, err = s.QueueStats(ctx, &stores.QueueStatsParams{Name: q.Name, ID: q.ID, Now: t0.Add(time.Hour)})
+	if err != nil || st.Visible != 0 {
+		t.Errorf("stats at retention's end = %+v, %v; want 0 visible", st, err)
+	}
+	if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID, Now: t0.Add(2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Maintain(ctx, t0.Add(2*time.Hour+TombstoneTTL-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("SELECT count(*) FROM queue_tombstones"); n != 1 {
+		t.Errorf("tombstones before TTL = %d, want 1", n)
+	}
+	_, err = s.QueueCreate(ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: q.Name, ID: "inc-2", FIFO: true},
+		RecreateCooldown: time.Minute, Now: t0.Add(2*time.Hour + 30*time.Second)})
+	if !errors.Is(err, stores.ErrQueueDeletedRecently) {
+		t.Errorf("recreate within the cooldown: %v, want ErrQueueDeletedRecently", err)
+	}
+	if err := s.Maintain(ctx, t0.Add(2*time.Hour+TombstoneTTL)); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("SELECT count(*) FROM queue_tombstones"); n != 0 {
+		t.Errorf("tombstones after TTL = %d, want 0", n)
+	}
+	if n := count("SELECT count(*) FROM messages"); n != 0 {
+		t.Errorf("messages after delete = %d, want 0", n)
+	}
+}

@@ -1,0 +1,454 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/contract"
+	"github.com/sluicehq/sluice/stores"
+)
+
+func encodeAttrs(m map[string]contract.MessageAttributeValue) ([]byte, error) {
+	if m == nil {
+		return nil, nil
+	}
+	return json.Marshal(m)
+}
+
+func decodeAttrs(b []byte) (map[string]contract.MessageAttributeValue, error) {
+	if b == nil {
+		return nil, nil
+	}
+	var m map[string]contract.MessageAttributeValue
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("pgstore: stored attributes: %w", err)
+	}
+	return m, nil
+}
+
+// msgCols are the columns scanMessage reads, in its order.
+const msgCols = `message_id, seq, group_id, dedup_id, body, attributes, system_attributes,
+	md5_body, md5_attributes, md5_system, sender_id, sent_at, receive_count, first_received_at, dead_letter_source`
+
+func scanMessage(fifo bool, dest ...any) (*stores.StoredMessage, []any, func() error) {
+	m := &stores.StoredMessage{}
+	var seq int64
+	var attrs, sys []byte
+	var first *time.Time
+	targets := append([]any{&m.ID, &seq, &m.GroupID, &m.DedupID, &m.Body, &attrs, &sys,
+		&m.MD5OfBody, &m.MD5OfMessageAttributes, &m.MD5OfSystemAttributes, &m.SenderID, &m.SentAt,
+		&m.ReceiveCount, &first, &m.DeadLetterSource}, dest...)
+	finish := func() error {
+		var err error
+		if m.Attributes, err = decodeAttrs(attrs); err != nil {
+			return err
+		}
+		if m.SystemAttributes, err = decodeAttrs(sys); err != nil {
+			return err
+		}
+		if first != nil {
+			m.FirstReceivedAt = *first
+		}
+		if fifo {
+			m.SequenceNumber = formatSeq(seq)
+		}
+		return nil
+	}
+	return m, targets, finish
+}
+
+// ---- send
+
+const insertMessageSQL = `INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes,
+		system_attributes, md5_body, md5_attributes, md5_system, sender_id, sent_at, visible_at)
+	VALUES ($1, $2, coalesce($3::bigint, nextval('message_seq')), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+	ON CONFLICT (queue_id, message_id) DO UPDATE SET seq = excluded.seq, group_id = excluded.group_id,
+		dedup_id = excluded.dedup_id, body = excluded.body, attributes = excluded.attributes,
+		system_attributes = excluded.system_attributes, md5_body = excluded.md5_body,
+		md5_attributes = excluded.md5_attributes, md5_system = excluded.md5_system,
+		sender_id = excluded.sender_id, sent_at = excluded.sent_at, visible_at = excluded.visible_at,
+		receive_count = 0, first_received_at = NULL, token = '', dead_letter_source = ''`
+
+// sendDedupSQL stores one FIFO message unless its dedup key was used within
+// the window, in one statement: it returns the original's id and sequence
+// number for a duplicate and nothing otherwise. The queue row is locked by
+// the sending transaction, so the check and the marker are atomic.
+const sendDedupSQL = `WITH dup AS (
+		SELECT message_id, seq FROM dedup
+		WHERE queue_id = $1 AND scope = $15 AND dedup_id = $5 AND created_at > $16
+	), ins AS (
+		` + `INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes,
+			system_attributes, md5_body, md5_attributes, md5_system, sender_id, sent_at, visible_at)
+		SELECT $1, $2, $3::bigint, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
+		WHERE NOT EXISTS (SELECT 1 FROM dup)
+		ON CONFLICT (queue_id, message_id) DO UPDATE SET seq = excluded.seq, group_id = excluded.group_id,
+			dedup_id = excluded.dedup_id, body = excluded.body, attributes = excluded.attributes,
+			system_attributes = excluded.system_attributes, md5_body = excluded.md5_body,
+			md5_attributes = excluded.md5_attributes, md5_system = excluded.md5_system,
+			sender_id = excluded.sender_id, sent_at = excluded.sent_at, visible_at = excluded.visible_at,
+			receive_count = 0, first_received_at = NULL, token = '', dead_letter_source = ''
+		RETURNING 1
+	), mark AS (
+		INSERT INTO dedup (queue_id, scope, dedup_id, message_id, seq, created_at, expires_at)
+		SELECT $1, $15, $5, $2, $17, $13, $18
+		WHERE NOT EXISTS (SELECT 1 FROM dup) AND $19::boolean
+		ON CONFLICT (queue_id, scope, dedup_id) DO UPDATE SET message_id = excluded.message_id,
+			seq = excluded.seq, created_at = excluded.created_at, expires_at = excluded.expires_at
+		RETURNING 1
+	)
+	SELECT message_id, seq FROM dup`
+
+func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
+	var res *stores.MessageSendResult
+	err := s.run(ctx, func(t *txn) error {
+		q, err := t.queue(ctx, p.QueueName, p.QueueID, p.Now, lockKeyShare)
+		if err != nil {
+			return err
+		}
+		res = &stores.MessageSendResult{Results: make([]stores.SendResult, len(p.Messages))}
+		if len(p.Messages) == 0 {
+			return nil
+		}
+		var base int64
+		if q.fifo {
+			// Taking the numbers locks the queue row until commit: FIFO sends
+			// to one queue commit in sequence order, and dedup checks see
+			// every earlier send. Duplicates leave gaps, which is allowed.
+			n := int64(len(p.Messages))
+			if err := t.QueryRow(ctx, "UPDATE queues SET next_seq = next_seq + $2 WHERE id = $1 RETURNING next_seq - $2",
+				q.id, n).Scan(&base); err != nil {
+				return err
+			}
+		}
+		b := &pgx.Batch{}
+		dedupCut := t.now.Add(-p.DedupWindow)
+		for i := range p.Messages {
+			nm := &p.Messages[i]
+			attrs, err := encodeAttrs(nm.Attributes)
+			if err != nil {
+				return err
+			}
+			sys, err := encodeAttrs(nm.SystemAttributes)
+			if err != nil {
+				return err
+			}
+			var seq any
+			if q.fifo {
+				seq = base + int64(i)
+				res.Results[i] = stores.SendResult{MessageID: nm.ID, SequenceNumber: formatSeq(base + int64(i))}
+			} else {
+				res.Results[i] = stores.SendResult{MessageID: nm.ID}
+			}
+			args := []any{q.id, nm.ID, seq, nm.GroupID, nm.DedupID, nm.Body, attrs, sys,
+				nm.MD5OfBody, nm.MD5OfMessageAttributes, nm.MD5OfSystemAttributes, nm.SenderID,
+				t.now, t.now.Add(max(nm.Delay, 0))}
+			if q.fifo && nm.DedupID != "" {
+				args = append(args, nm.DedupScope, dedupCut, res.Results[i].SequenceNumber,
+					t.now.Add(p.DedupWindow), p.DedupWindow > 0)
+				i := i
+				b.Queue(sendDedupSQL, args...).Query(func(rows pgx.Rows) error {
+					for rows.Next() {
+						var id, sn string
+						if err := rows.Scan(&id, &sn); err != nil {
+							return err
+						}
+						res.Results[i] = stores.SendResult{MessageID: id, SequenceNumber: sn, Duplicate: true}
+					}
+					return rows.Err()
+				})
+			} else {
+				b.Queue(insertMessageSQL, args...)
+			}
+		}
+		if err := t.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		for _, r := range res.Results {
+			if !r.Duplicate {
+				t.wake(q.name)
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// ---- receipts
+
+// delivery is the state of one message that a receipt operation judges.
+type delivery struct {
+	found     bool
+	token     string
+	visibleAt time.Time
+	firstRecv *time.Time
+	sentAt    time.Time
+	fifo      bool
+	queueName string
+	queueID   string
+}
+
+// lockDelivery reads the queue and locks the message in one round trip.
+func (t *txn) lockDelivery(ctx context.Context, name, id, messageID string, now time.Time) (*delivery, error) {
+	d := &delivery{}
+	var qid string
+	var ret int64
+	var dbNow time.Time
+	var mtoken *string
+	var visible, sent *time.Time
+	err := t.QueryRow(ctx, `SELECT q.id, q.fifo, q.retention_us, coalesce($4::timestamptz, now()),
+			m.token, m.visible_at, m.first_received_at, m.sent_at
+		FROM queues q
+		LEFT JOIN LATERAL (
+			SELECT token, visible_at, first_received_at, sent_at FROM messages
+			WHERE queue_id = q.id AND message_id = $3 FOR UPDATE
+		) m ON true
+		WHERE q.name = $1 AND ($2 = '' OR q.id = $2)`, name, id, messageID, nowArg(now)).
+		Scan(&qid, &d.fifo, &ret, &dbNow, &mtoken, &visible, &d.firstRecv, &sent)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, stores.ErrQueueNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.now = dbNow.Truncate(time.Microsecond)
+	d.queueName, d.queueID = name, qid
+	if mtoken == nil {
+		return d, nil
+	}
+	d.sentAt = *sent
+	if ret > 0 && !d.sentAt.After(t.now.Add(-time.Duration(ret)*time.Microsecond)) {
+		return d, nil // past retention: gone
+	}
+	d.found, d.token, d.visibleAt = true, *mtoken, *visible
+	return d, nil
+}
+
+func (d *delivery) outcome(token string, now time.Time) stores.ReceiptOutcome {
+	switch {
+	case !d.found:
+		return stores.ReceiptGone
+	case d.token == "" || d.token != token:
+		return stores.ReceiptStale
+	case !d.visibleAt.After(now):
+		return stores.ReceiptExpired
+	}
+	return stores.ReceiptCurrent
+}
+
+func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) (stores.ReceiptOutcome, error) {
+	var out stores.ReceiptOutcome
+	err := s.run(ctx, func(t *txn) error {
+		d, err := t.lockDelivery(ctx, p.QueueName, p.QueueID, p.MessageID, p.Now)
+		if err != nil {
+			return err
+		}
+		out = d.outcome(p.Token, t.now)
+		if out == stores.ReceiptCurrent || (out == stores.ReceiptExpired && !p.KeepExpired) {
+			if _, err := t.Exec(ctx, "DELETE FROM messages WHERE queue_id = $1 AND message_id = $2", d.queueID, p.MessageID); err != nil {
+				return err
+			}
+			if d.fifo {
+				t.wake(d.queueName) // the group's next message may be receivable
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return out, nil
+}
+
+func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageChangeVisibilityParams) (*stores.MessageChangeVisibilityResult, error) {
+	var res *stores.MessageChangeVisibilityResult
+	err := s.run(ctx, func(t *txn) error {
+		d, err := t.lockDelivery(ctx, p.QueueName, p.QueueID, p.MessageID, p.Now)
+		if err != nil {
+			return err
+		}
+		res = &stores.MessageChangeVisibilityResult{Outcome: d.outcome(p.Token, t.now)}
+		if res.Outcome != stores.ReceiptCurrent && (res.Outcome != stores.ReceiptExpired || !p.ApplyExpired) {
+			return nil
+		}
+		until := t.now.Add(max(p.Timeout, 0))
+		if p.MaxSinceFirstReceive > 0 && d.firstRecv != nil && until.After(d.firstRecv.Add(p.MaxSinceFirstReceive)) {
+			res.TooLong = true
+			return nil
+		}
+		if _, err := t.Exec(ctx, "UPDATE messages SET visible_at = $3 WHERE queue_id = $1 AND message_id = $2",
+			d.queueID, p.MessageID, until); err != nil {
+			return err
+		}
+		if !until.After(t.now) {
+			t.wake(d.queueName)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// ---- moves
+
+// moveSQL moves locked messages of one queue into another with new
+// sequence numbers, visible now. $6 (keep) keeps the receive history and
+// sets DeadLetterSource to $7 (a redrive); otherwise the history is reset (a
+// move back).
+const moveSQL = `WITH moved AS (
+		DELETE FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[])
+		RETURNING *
+	), ordered AS (
+		SELECT moved.*, array_position($2::text[], message_id) AS pos FROM moved
+	)
+	INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes, system_attributes,
+		md5_body, md5_attributes, md5_system, sender_id, sent_at, visible_at, receive_count,
+		first_received_at, token, dead_letter_source)
+	SELECT $3, message_id,
+		CASE WHEN $4::bigint IS NULL THEN nextval('message_seq') ELSE $4::bigint + row_number() OVER (ORDER BY pos) - 1 END,
+		group_id, dedup_id, body, attributes, system_attributes, md5_body, md5_attributes, md5_system,
+		sender_id, sent_at, $5,
+		CASE WHEN $6::boolean THEN receive_count ELSE 0 END,
+		CASE WHEN $6::boolean THEN first_received_at END,
+		'',
+		CASE WHEN $6::boolean THEN $7 ELSE '' END
+	FROM ordered ORDER BY pos
+	ON CONFLICT (queue_id, message_id) DO UPDATE SET seq = excluded.seq, group_id = excluded.group_id,
+		dedup_id = excluded.dedup_id, body = excluded.body, attributes = excluded.attributes,
+		system_attributes = excluded.system_attributes, md5_body = excluded.md5_body,
+		md5_attributes = excluded.md5_attributes, md5_system = excluded.md5_system,
+		sender_id = excluded.sender_id, sent_at = excluded.sent_at, visible_at = excluded.visible_at,
+		receive_count = excluded.receive_count, first_received_at = excluded.first_received_at,
+		token = '', dead_letter_source = excluded.dead_letter_source`
+
+// moveInto moves the messages ids (locked by this transaction, in order) of
+// the queue incarnation srcID into dst. redriveFrom, when not empty, keeps
+// their receive history and marks them as dead letters from that queue.
+func (t *txn) moveInto(ctx context.Context, srcID string, ids []string, dst *queueRow, redriveFrom string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	var base any
+	if dst.fifo {
+		var b int64
+		if err := t.QueryRow(ctx, "UPDATE queues SET next_seq = next_seq + $2 WHERE id = $1 RETURNING next_seq - $2",
+			dst.id, int64(len(ids))).Scan(&b); err != nil {
+			return err
+		}
+		base = b
+	}
+	if _, err := t.Exec(ctx, moveSQL, srcID, ids, dst.id, base, t.now, redriveFrom != "", redriveFrom); err != nil {
+		return err
+	}
+	t.wake(dst.name)
+	return nil
+}
+
+func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*stores.MessageMoveResult, error) {
+	var res *stores.MessageMoveResult
+	err := s.run(ctx, func(t *txn) error {
+		res = &stores.MessageMoveResult{}
+		src, err := t.queue(ctx, p.FromName, p.FromID, p.Now, lockKeyShare)
+		if err != nil {
+			return err
+		}
+		var dst *queueRow
+		if p.ToName != "" {
+			if dst, err = t.queue(ctx, p.ToName, "", time.Time{}, lockKeyShare); err != nil {
+				return err
+			}
+			if dst.id == src.id {
+				return errors.New("pgstore: MessageMove to the source queue")
+			}
+		}
+		if err := t.sweepExpired(ctx, src, 1000); err != nil {
+			return err
+		}
+		after := sentAfter(src.cutoff(t.now))
+		dests := map[string]*queueRow{} // by name; nil: no such queue
+		lastSeq := int64(-1 << 63)
+		for res.Moved < p.Max {
+			rows, err := t.Query(ctx, `SELECT message_id, seq, dead_letter_source FROM messages
+				WHERE queue_id = $1 AND visible_at <= $2 AND sent_at > $3 AND seq > $4
+				ORDER BY seq LIMIT $5 FOR UPDATE SKIP LOCKED`, src.id, t.now, after, lastSeq, p.Max-res.Moved)
+			if err != nil {
+				return err
+			}
+			type cand struct{ id, source string }
+			var cands []cand
+			for rows.Next() {
+				var c cand
+				if err := rows.Scan(&c.id, &lastSeq, &c.source); err != nil {
+					rows.Close()
+					return err
+				}
+				cands = append(cands, c)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if len(cands) == 0 {
+				break
+			}
+			var order []string
+			byDest := map[string][]string{}
+			for _, c := range cands {
+				to := dst
+				if to == nil {
+					d, ok := dests[c.source]
+					if !ok && c.source != "" {
+						d, err = t.queue(ctx, c.source, "", time.Time{}, lockKeyShare)
+						if errors.Is(err, stores.ErrQueueNotFound) {
+							d, err = nil, nil
+						}
+						if err != nil {
+							return err
+						}
+						dests[c.source] = d
+					}
+					if d != nil && d.id != src.id {
+						to = d
+					}
+				}
+				if to == nil {
+					res.Failed++ // stays put
+					continue
+				}
+				if _, ok := byDest[to.name]; !ok {
+					order = append(order, to.name)
+					if dests[to.name] == nil {
+						dests[to.name] = to
+					}
+				}
+				byDest[to.name] = append(byDest[to.name], c.id)
+				res.Moved++
+			}
+			for _, name := range order {
+				to := dst
+				if to == nil || to.name != name {
+					to = dests[name]
+				}
+				if err := t.moveInto(ctx, src.id, byDest[name], to, ""); err != nil {
+					return err
+				}
+			}
+		}
+		return t.QueryRow(ctx, `SELECT count(*) FROM messages WHERE queue_id = $1 AND visible_at <= $2 AND sent_at > $3`,
+			src.id, t.now, after).Scan(&res.Remaining)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}

@@ -1,0 +1,358 @@
+// Package pgstore is a stores.Store on PostgreSQL (pgx v5).
+//
+// Every Store method is one READ COMMITTED transaction, retried a few times
+// on serialization failures and deadlocks. Concurrency comes from row locks:
+// claims take messages with FOR UPDATE SKIP LOCKED; FIFO claims first take a
+// transaction-scoped advisory lock per message group, so two transactions
+// never hand out the same group; FIFO sends bump the queue's sequence
+// counter with an UPDATE, so sequence order is commit order within a queue.
+//
+// Time: when a params struct's Now is zero the transaction uses the
+// database's clock (now(), the transaction's start); otherwise every
+// comparison uses the given Now.
+//
+// Wake-ups: writes that may make a queue receivable issue pg_notify on the
+// store's channel in their transaction; one listening connection per Store
+// fans them out to Subscribe channels.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/stores"
+)
+
+// Options configure a Store.
+type Options struct {
+	Logger *slog.Logger
+	// Schema, when set, is where the store's tables live (created if
+	// missing); every connection's search_path is set to it. Empty means the
+	// connection's default (normally public).
+	Schema string
+	// Channel is the LISTEN/NOTIFY channel; default "sluice_wake", with
+	// "_<schema>" appended when Schema is set, so stores in different
+	// schemas of one database do not wake each other.
+	Channel string
+	// MaxConns overrides the pool size (pgxpool's default otherwise).
+	MaxConns int32
+	// MaxRetries is how often a transaction is retried after a
+	// serialization failure or deadlock; default 8.
+	MaxRetries int
+}
+
+// Store is a stores.Store on PostgreSQL. It is safe for concurrent use.
+type Store struct {
+	pool    *pgxpool.Pool
+	log     *slog.Logger
+	channel string
+	retries int
+
+	subMu sync.Mutex
+	subs  map[string]map[*subscription]struct{}
+
+	stopListen context.CancelFunc
+	listenDone chan struct{}
+	closeOnce  sync.Once
+}
+
+var _ stores.Store = (*Store)(nil)
+
+// Open connects, applies the schema migrations (safe when several instances
+// start at once) and starts the listener.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: parse dsn: %w", err)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.MaxRetries <= 0 {
+		opts.MaxRetries = 8
+	}
+	channel := opts.Channel
+	if channel == "" {
+		channel = "sluice_wake"
+		if opts.Schema != "" {
+			channel += "_" + opts.Schema
+		}
+	}
+	if opts.Schema != "" {
+		if err := ensureSchema(ctx, cfg.ConnConfig, opts.Schema); err != nil {
+			return nil, err
+		}
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{opts.Schema}.Sanitize()
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: connect: %w", err)
+	}
+	if err := migrate(ctx, pool, opts.Schema); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s := &Store{
+		pool:    pool,
+		log:     opts.Logger,
+		channel: channel,
+		retries: opts.MaxRetries,
+		subs:    map[string]map[*subscription]struct{}{},
+	}
+	lctx, cancel := context.WithCancel(context.Background())
+	s.stopListen = cancel
+	s.listenDone = make(chan struct{})
+	ready := make(chan error, 1)
+	go s.listen(lctx, cfg.ConnConfig.Copy(), ready)
+	select {
+	case err := <-ready:
+		if err != nil {
+			cancel()
+			<-s.listenDone
+			pool.Close()
+			return nil, err
+		}
+	case <-ctx.Done():
+		cancel()
+		<-s.listenDone
+		pool.Close()
+		return nil, ctx.Err()
+	}
+	return s, nil
+}
+
+func ensureSchema(ctx context.Context, cc *pgx.ConnConfig, schema string) error {
+	conn, err := pgx.ConnectConfig(ctx, cc.Copy())
+	if err != nil {
+		return fmt.Errorf("pgstore: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	_, err = conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+pgx.Identifier{schema}.Sanitize())
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P06") {
+		err = nil // created concurrently
+	}
+	if err != nil {
+		return fmt.Errorf("pgstore: create schema: %w", err)
+	}
+	return nil
+}
+
+// Pool is the store's connection pool (for tools and tests).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close stops the listener and closes the pool.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.stopListen()
+		<-s.listenDone
+		s.pool.Close()
+	})
+	return nil
+}
+
+// ---- transactions
+
+// txn is one attempt of one Store method.
+type txn struct {
+	pgx.Tx
+	s      *Store
+	now    time.Time
+	notify []string
+}
+
+// wake records that a queue may have become receivable; the notification is
+// sent in the transaction and delivered when it commits.
+func (t *txn) wake(name string) {
+	for _, n := range t.notify {
+		if n == name {
+			return
+		}
+	}
+	t.notify = append(t.notify, name)
+}
+
+// run executes fn in a transaction, retrying on serialization failures and
+// deadlocks. fn must reset whatever results it builds on each call.
+func (s *Store) run(ctx context.Context, fn func(t *txn) error) error {
+	var err error
+	for attempt := 0; ; attempt++ {
+		var notify []string
+		notify, err = s.runOnce(ctx, fn)
+		if err == nil {
+			s.fanOut(notify) // local subscribers learn at once; LISTEN tells the others
+			return nil
+		}
+		if !retryable(err) || attempt >= s.retries || ctx.Err() != nil {
+			return err
+		}
+		d := time.Duration(1<<min(attempt, 6)) * time.Millisecond
+		d += time.Duration(rand.Int64N(int64(d)))
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (s *Store) runOnce(ctx context.Context, fn func(t *txn) error) (notify []string, err error) {
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return nil, err
+	}
+	t := &txn{Tx: tx, s: s}
+	defer func() {
+		if err != nil {
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if err = fn(t); err != nil {
+		return nil, err
+	}
+	if len(t.notify) > 0 {
+		if _, err = tx.Exec(ctx, "SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n", s.channel, t.notify); err != nil {
+			return nil, err
+		}
+	}
+	if err = tx.Commit(ctx); err != nil {
+		return nil, err
+	}
+	return t.notify, nil
+}
+
+func retryable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "40001" || pe.Code == "40P01"
+	}
+	return false
+}
+
+func isUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// ---- time
+
+// nowArg is the value for a "given now" parameter: NULL when now is zero,
+// so the statement uses the database clock.
+func nowArg(now time.Time) any {
+	if now.IsZero() {
+		return nil
+	}
+	return now
+}
+
+// resolveNow fixes the transaction's clock: the given time, or the
+// database's now().
+func (t *txn) resolveNow(ctx context.Context, now time.Time) error {
+	if !now.IsZero() {
+		t.now = now.Truncate(time.Microsecond)
+		return nil
+	}
+	return t.QueryRow(ctx, "SELECT now()").Scan(&t.now)
+}
+
+func micros(d time.Duration) int64 { return d.Microseconds() }
+
+// ---- sequence numbers
+
+// seqBase is the first FIFO SequenceNumber: 20 decimal digits.
+const seqBase uint64 = 10000000000000000000
+
+func formatSeq(off int64) string { return strconv.FormatUint(seqBase+uint64(off), 10) }
+
+// ---- queue rows
+
+// queueRow is what operations need of a queue.
+type queueRow struct {
+	name      string
+	id        string
+	fifo      bool
+	retention time.Duration
+	purgedAt  *time.Time
+}
+
+// cutoff is the SentAt at or before which a message is past retention; the
+// zero time when the queue keeps messages forever.
+func (q *queueRow) cutoff(now time.Time) time.Time {
+	if q.retention <= 0 {
+		return time.Time{}
+	}
+	return now.Add(-q.retention)
+}
+
+// lockMode is how a queue row is read.
+type lockMode string
+
+const (
+	lockNone     lockMode = ""
+	lockKeyShare lockMode = " FOR KEY SHARE"     // the queue must not be deleted meanwhile
+	lockUpdate   lockMode = " FOR NO KEY UPDATE" // the queue row will change
+)
+
+// queue reads a queue by name (and incarnation, when id is not empty) and
+// fixes the transaction's clock in the same round trip when it is not yet
+// fixed.
+func (t *txn) queue(ctx context.Context, name, id string, now time.Time, mode lockMode) (*queueRow, error) {
+	q := &queueRow{}
+	var ret int64
+	var dbNow time.Time
+	err := t.QueryRow(ctx, `SELECT name, id, fifo, retention_us, purged_at, coalesce($2::timestamptz, now())
+		FROM queues WHERE name = $1`+string(mode), name, nowArg(now)).
+		Scan(&q.name, &q.id, &q.fifo, &ret, &q.purgedAt, &dbNow)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, stores.ErrQueueNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if t.now.IsZero() {
+		t.now = dbNow.Truncate(time.Microsecond)
+	}
+	if id != "" && id != q.id {
+		return nil, stores.ErrQueueNotFound
+	}
+	q.retention = time.Duration(ret) * time.Microsecond
+	return q, nil
+}
+
+// sweepExpired deletes a few messages past retention, skipping rows others
+// hold: cheap housekeeping in passing.
+func (t *txn) sweepExpired(ctx context.Context, q *queueRow, limit int) error {
+	cut := q.cutoff(t.now)
+	if cut.IsZero() {
+		return nil
+	}
+	_, err := t.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1 AND message_id IN (
+		SELECT message_id FROM messages WHERE queue_id = $1 AND sent_at <= $2
+		LIMIT $3 FOR UPDATE SKIP LOCKED)`, q.id, cut, limit)
+	return err
+}
+
+// sentAfter is the SQL value for "sent after the retention cutoff": -infinity
+// when the queue keeps messages forever.
+func sentAfter(cut time.Time) any {
+	if cut.IsZero() {
+		return pgtypeNegInfinity
+	}
+	return cut
+}
+
+var pgtypeNegInfinity = pgtype.Timestamptz{InfinityModifier: pgtype.NegativeInfinity, Valid: true}

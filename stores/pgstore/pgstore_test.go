@@ -1,0 +1,80 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// databaseURL returns DATABASE_URL. Without it the test is skipped, except
+// in CI (CI=true) or with SLUICE_REQUIRE_POSTGRES=1, where the store suite
+// must never be skipped silently.
+func databaseURL(t testing.TB) string {
+	t.Helper()
+	dsn := os.Getenv("DATABASE_URL")
+	if dsn != "" {
+		return dsn
+	}
+	if os.Getenv("CI") == "true" || os.Getenv("SLUICE_REQUIRE_POSTGRES") == "1" {
+		t.Fatal("DATABASE_URL is not set, and CI=true or SLUICE_REQUIRE_POSTGRES=1 forbids skipping the PostgreSQL store tests; " +
+			`start one with: eval "$(infra/scripts/postgres.sh start)"`)
+	}
+	t.Skip(`DATABASE_URL is not set: skipping the PostgreSQL store tests (start a throwaway server with: eval "$(infra/scripts/postgres.sh start)")`)
+	return ""
+}
+
+func randomName(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// newSchema returns a fresh schema name, dropped when the test ends.
+func newSchema(t testing.TB) (dsn, schema string) {
+	t.Helper()
+	dsn = databaseURL(t)
+	schema = randomName("t_")
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Logf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Logf("dropping schema %s: %v", schema, err)
+		}
+	})
+	return dsn, schema
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// openSchema opens a Store on schema, closed when the test ends.
+func openSchema(t testing.TB, dsn, schema string) *Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	s, err := Open(ctx, dsn, Options{Schema: schema, Logger: quietLogger(), MaxConns: 8})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// newTestStore opens a Store on a fresh, isolated schema.
+func newTestStore(t testing.TB) *Store {
+	t.Helper()
+	dsn, schema := newSchema(t)
+	return openSchema(t, dsn, schema)
+}

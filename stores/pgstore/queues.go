@@ -1,0 +1,268 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/stores"
+)
+
+// TombstoneTTL is how long Maintain keeps the record of a deleted queue name
+// (the recreate cooldown is enforced only while it exists).
+const TombstoneTTL = 24 * time.Hour
+
+const queueCols = `name, id, fifo, attributes, tags, retention_us, created_at, modified_at, version`
+
+func scanQueue(row pgx.Row) (*stores.Queue, error) {
+	q := &stores.Queue{}
+	var attrs, tags []byte
+	var ret int64
+	if err := row.Scan(&q.Name, &q.ID, &q.FIFO, &attrs, &tags, &ret, &q.CreatedAt, &q.ModifiedAt, &q.Version); err != nil {
+		return nil, err
+	}
+	q.Attributes = map[string]string{}
+	q.Tags = map[string]string{}
+	if err := json.Unmarshal(attrs, &q.Attributes); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(tags, &q.Tags); err != nil {
+		return nil, err
+	}
+	q.Retention = time.Duration(ret) * time.Microsecond
+	return q, nil
+}
+
+func jsonMap(m map[string]string) []byte {
+	if m == nil {
+		m = map[string]string{}
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+func (s *Store) QueueCreate(ctx context.Context, p *stores.QueueCreateParams) (*stores.QueueCreateResult, error) {
+	if p.Queue == nil || p.Queue.Name == "" || p.Queue.ID == "" {
+		return nil, errors.New("pgstore: QueueCreate needs a queue with a name and an id")
+	}
+	var res *stores.QueueCreateResult
+	err := s.run(ctx, func(t *txn) error {
+		res = nil
+		if err := t.resolveNow(ctx, p.Now); err != nil {
+			return err
+		}
+		existing := func() error {
+			q, err := scanQueue(t.QueryRow(ctx, "SELECT "+queueCols+" FROM queues WHERE name = $1", p.Queue.Name))
+			if err != nil {
+				return err
+			}
+			res = &stores.QueueCreateResult{Queue: q}
+			return nil
+		}
+		err := existing()
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		var deletedAt time.Time
+		err = t.QueryRow(ctx, "SELECT deleted_at FROM queue_tombstones WHERE name = $1 FOR UPDATE", p.Queue.Name).Scan(&deletedAt)
+		switch {
+		case err == nil:
+			if t.now.Before(deletedAt.Add(p.RecreateCooldown)) {
+				return stores.ErrQueueDeletedRecently
+			}
+		case !errors.Is(err, pgx.ErrNoRows):
+			return err
+		}
+		q, err := scanQueue(t.QueryRow(ctx, `INSERT INTO queues (name, id, fifo, attributes, tags, retention_us, created_at, modified_at, version)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $7, 1)
+			ON CONFLICT (name) DO NOTHING
+			RETURNING `+queueCols,
+			p.Queue.Name, p.Queue.ID, p.Queue.FIFO, jsonMap(p.Queue.Attributes), jsonMap(p.Queue.Tags), micros(p.Queue.Retention), t.now))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return existing() // created concurrently: that one stands
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := t.Exec(ctx, "DELETE FROM queue_tombstones WHERE name = $1", p.Queue.Name); err != nil {
+			return err
+		}
+		res = &stores.QueueCreateResult{Queue: q, Created: true}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (s *Store) QueueGet(ctx context.Context, p *stores.QueueGetParams) (*stores.Queue, error) {
+	q, err := scanQueue(s.pool.QueryRow(ctx, "SELECT "+queueCols+" FROM queues WHERE name = $1", p.Name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, stores.ErrQueueNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+func (s *Store) QueueList(ctx context.Context, p *stores.QueueListParams) ([]*stores.Queue, error) {
+	limit := any(nil)
+	if p.Limit > 0 {
+		limit = p.Limit
+	}
+	rows, err := s.pool.Query(ctx, "SELECT "+queueCols+` FROM queues
+		WHERE starts_with(name, $1) AND name > $2 ORDER BY name LIMIT $3`, p.Prefix, p.After, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*stores.Queue
+	for rows.Next() {
+		q, err := scanQueue(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, q)
+	}
+	return out, rows.Err()
+}
+
+func (s *Store) QueueUpdate(ctx context.Context, p *stores.QueueUpdateParams) (*stores.Queue, error) {
+	var res *stores.Queue
+	err := s.run(ctx, func(t *txn) error {
+		res = nil
+		if err := t.resolveNow(ctx, p.Now); err != nil {
+			return err
+		}
+		q, err := scanQueue(t.QueryRow(ctx, "SELECT "+queueCols+" FROM queues WHERE name = $1 FOR NO KEY UPDATE", p.Name))
+		if errors.Is(err, pgx.ErrNoRows) || err == nil && p.ID != "" && p.ID != q.ID {
+			return stores.ErrQueueNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if p.IfVersion != 0 && p.IfVersion != q.Version {
+			return stores.ErrVersionConflict
+		}
+		for k, v := range p.SetAttributes {
+			if v == "" {
+				delete(q.Attributes, k)
+			} else {
+				q.Attributes[k] = v
+			}
+		}
+		for k, v := range p.SetTags {
+			q.Tags[k] = v
+		}
+		for _, k := range p.RemoveTags {
+			delete(q.Tags, k)
+		}
+		if p.Retention != 0 {
+			q.Retention = p.Retention
+		}
+		if len(p.SetAttributes) > 0 || p.Retention != 0 {
+			q.ModifiedAt = t.now
+		}
+		q.Version++
+		res, err = scanQueue(t.QueryRow(ctx, `UPDATE queues SET attributes = $2, tags = $3, retention_us = $4, modified_at = $5, version = $6
+			WHERE name = $1 RETURNING `+queueCols,
+			q.Name, jsonMap(q.Attributes), jsonMap(q.Tags), micros(q.Retention), q.ModifiedAt, q.Version))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (s *Store) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) error {
+	return s.run(ctx, func(t *txn) error {
+		q, err := t.queue(ctx, p.Name, p.ID, p.Now, lockUpdate)
+		if err != nil {
+			return err
+		}
+		b := &pgx.Batch{}
+		b.Queue("DELETE FROM messages WHERE queue_id = $1", q.id)
+		b.Queue("DELETE FROM dedup WHERE queue_id = $1", q.id)
+		b.Queue("DELETE FROM receive_attempts WHERE queue_id = $1", q.id)
+		b.Queue("DELETE FROM queues WHERE name = $1", q.name)
+		b.Queue(`INSERT INTO queue_tombstones (name, deleted_at) VALUES ($1, $2)
+			ON CONFLICT (name) DO UPDATE SET deleted_at = excluded.deleted_at`, q.name, t.now)
+		if err := t.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		t.wake(q.name) // long polls find out
+		return nil
+	})
+}
+
+func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) error {
+	return s.run(ctx, func(t *txn) error {
+		q, err := t.queue(ctx, p.Name, p.ID, p.Now, lockUpdate)
+		if err != nil {
+			return err
+		}
+		if q.purgedAt != nil && t.now.Before(q.purgedAt.Add(p.MinInterval)) {
+			return stores.ErrPurgeInProgress
+		}
+		b := &pgx.Batch{}
+		b.Queue("DELETE FROM messages WHERE queue_id = $1", q.id)
+		// Like SQS, a purge also forgets deduplication ids and receive attempts.
+		b.Queue("DELETE FROM dedup WHERE queue_id = $1", q.id)
+		b.Queue("DELETE FROM receive_attempts WHERE queue_id = $1", q.id)
+		b.Queue("UPDATE queues SET purged_at = $2 WHERE name = $1", q.name, t.now)
+		return t.SendBatch(ctx, b).Close()
+	})
+}
+
+func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*stores.QueueStats, error) {
+	var res *stores.QueueStats
+	err := s.run(ctx, func(t *txn) error {
+		q, err := t.queue(ctx, p.Name, p.ID, p.Now, lockNone)
+		if err != nil {
+			return err
+		}
+		if err := t.sweepExpired(ctx, q, 1000); err != nil {
+			return err
+		}
+		res = &stores.QueueStats{}
+		return t.QueryRow(ctx, `SELECT
+				count(*) FILTER (WHERE visible_at <= $2),
+				count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0),
+				count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0)
+			FROM messages WHERE queue_id = $1 AND sent_at > $3`, q.id, t.now, sentAfter(q.cutoff(t.now))).
+			Scan(&res.Visible, &res.InFlight, &res.Delayed)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Maintain drops messages past retention, expired dedup markers and receive
+// attempts, and tombstones older than TombstoneTTL.
+func (s *Store) Maintain(ctx context.Context, now time.Time) error {
+	return s.run(ctx, func(t *txn) error {
+		if err := t.resolveNow(ctx, now); err != nil {
+			return err
+		}
+		b := &pgx.Batch{}
+		b.Queue(`DELETE FROM messages m USING queues q
+			WHERE m.queue_id = q.id AND q.retention_us > 0
+			  AND m.sent_at <= $1::timestamptz - q.retention_us * interval '1 microsecond'`, t.now)
+		// Rows of incarnations that no longer exist (none should).
+		b.Queue(`DELETE FROM messages m WHERE NOT EXISTS (SELECT 1 FROM queues q WHERE q.id = m.queue_id)`)
+		b.Queue("DELETE FROM dedup WHERE expires_at <= $1", t.now)
+		b.Queue("DELETE FROM receive_attempts WHERE expires_at <= $1", t.now)
+		b.Queue("DELETE FROM queue_tombstones WHERE deleted_at <= $1", t.now.Add(-TombstoneTTL))
+		return t.SendBatch(ctx, b).Close()
+	})
+}
