@@ -1,0 +1,362 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sluicehq/sluice/stores"
+)
+
+func (e *Engine) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
+	var res *stores.MessageSendResult
+	err := e.run(ctx, p.Now, func(t *tx) error {
+		q, err := t.queue(p.QueueName, p.QueueID)
+		if err != nil {
+			return err
+		}
+		res = &stores.MessageSendResult{Results: make([]stores.SendResult, len(p.Messages))}
+		stored := false
+		for i := range p.Messages {
+			nm := &p.Messages[i]
+			dedup := q.fifo && nm.DedupID != ""
+			if dedup {
+				if d := q.dedup[dedupKey(nm.DedupScope, nm.DedupID)]; d != nil && t.now.Before(d.rec.CreatedAt.Add(p.DedupWindow)) {
+					res.Results[i] = stores.SendResult{MessageID: d.rec.MessageID, SequenceNumber: d.rec.SequenceNumber, Duplicate: true}
+					continue
+				}
+			}
+			seq := t.nextSeq(q)
+			rec := MessageRecord{
+				Queue:     q.name,
+				Seq:       seq,
+				VisibleAt: t.now.Add(max(nm.Delay, 0)),
+				Message: stores.StoredMessage{
+					ID:                     nm.ID,
+					Body:                   nm.Body,
+					Attributes:             copyAttrs(nm.Attributes),
+					SystemAttributes:       copyAttrs(nm.SystemAttributes),
+					MD5OfBody:              nm.MD5OfBody,
+					MD5OfMessageAttributes: nm.MD5OfMessageAttributes,
+					MD5OfSystemAttributes:  nm.MD5OfSystemAttributes,
+					SenderID:               nm.SenderID,
+					GroupID:                nm.GroupID,
+					DedupID:                nm.DedupID,
+					SentAt:                 t.now,
+				},
+			}
+			if q.fifo {
+				rec.Message.SequenceNumber = formatSeq(seq)
+			}
+			if old := q.msgs[nm.ID]; old != nil {
+				t.deleteMessage(q, old) // the service's ids are unique; never keep two
+			}
+			t.insertMessage(q, rec)
+			if dedup && p.DedupWindow > 0 {
+				t.putDedup(q, &DedupRecord{
+					Queue: q.name, Scope: nm.DedupScope, DedupID: nm.DedupID,
+					MessageID: nm.ID, SequenceNumber: rec.Message.SequenceNumber,
+					CreatedAt: t.now, ExpiresAt: t.now.Add(p.DedupWindow),
+				})
+			}
+			res.Results[i] = stores.SendResult{MessageID: nm.ID, SequenceNumber: rec.Message.SequenceNumber}
+			stored = true
+		}
+		if stored {
+			t.notifyQueue(q.name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (e *Engine) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
+	var res *stores.MessageClaimResult
+	err := e.run(ctx, p.Now, func(t *tx) error {
+		q, err := t.queue(p.QueueName, p.QueueID)
+		if err != nil {
+			return err
+		}
+		vt := max(p.VisibilityTimeout, 0)
+		var got []*msg
+		token := p.Token
+		if replay := t.replay(q, p); replay != nil {
+			got, token = replay, q.attempts[p.AttemptID].rec.Token
+			for _, m := range got {
+				t.updateMessage(q, m, func(r *MessageRecord) { r.VisibleAt = t.now.Add(vt) })
+			}
+		} else {
+			claim := func(m *msg) {
+				t.updateMessage(q, m, func(r *MessageRecord) {
+					r.Message.ReceiveCount++
+					if r.Message.FirstReceivedAt.IsZero() {
+						r.Message.FirstReceivedAt = t.now
+					}
+					r.VisibleAt = t.now.Add(vt)
+					r.Token = p.Token
+				})
+			}
+			if q.fifo {
+				got = t.claimFIFO(q, p, claim)
+			} else {
+				got = t.claimStandard(q, p, claim)
+			}
+			if q.fifo && p.AttemptID != "" && len(got) > 0 && p.AttemptWindow > 0 {
+				ids := make([]string, len(got))
+				for i, m := range got {
+					ids[i] = m.rec.Message.ID
+				}
+				t.putAttempt(q, &AttemptRecord{
+					Queue: q.name, AttemptID: p.AttemptID, Token: p.Token, MessageIDs: ids,
+					CreatedAt: t.now, ExpiresAt: t.now.Add(p.AttemptWindow),
+				})
+			}
+		}
+		if vt == 0 && len(got) > 0 {
+			t.notifyQueue(q.name) // still visible
+		}
+		res = &stores.MessageClaimResult{NextChange: q.nextChange()}
+		for _, m := range got {
+			res.Messages = append(res.Messages, stores.ClaimedMessage{StoredMessage: copyMessage(&m.rec.Message), Token: token})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// replay returns the messages of an earlier claim with the same attempt id
+// when that claim is within the window and every message it returned is
+// still in flight under its token; nil otherwise.
+func (t *tx) replay(q *queue, p *stores.MessageClaimParams) []*msg {
+	if !q.fifo || p.AttemptID == "" {
+		return nil
+	}
+	a := q.attempts[p.AttemptID]
+	if a == nil || len(a.rec.MessageIDs) == 0 || !t.now.Before(a.rec.CreatedAt.Add(p.AttemptWindow)) {
+		return nil
+	}
+	got := make([]*msg, 0, len(a.rec.MessageIDs))
+	for _, id := range a.rec.MessageIDs {
+		m := q.msgs[id]
+		if m == nil || m.rec.Token != a.rec.Token || m.rec.Message.ReceiveCount == 0 || !m.rec.VisibleAt.After(t.now) {
+			return nil
+		}
+		got = append(got, m)
+	}
+	return got
+}
+
+// claimStandard claims visible messages, oldest first.
+func (t *tx) claimStandard(q *queue, p *stores.MessageClaimParams, claim func(*msg)) []*msg {
+	var got []*msg
+	for len(got) < p.Max && q.vSeq.Len() > 0 {
+		m := q.vSeq.Top()
+		q.unplace(m) // out of the partitions until the end, so it is seen once
+		if t.redrive(q, m, p.Redrive) {
+			continue
+		}
+		claim(m)
+		got = append(got, m)
+	}
+	for _, m := range got {
+		q.place(m)
+	}
+	return got
+}
+
+// claimFIFO claims, from groups taken in the order of their heads, the
+// contiguous run of visible messages from each group's head, stopping at the
+// first message that is in flight or delayed.
+func (t *tx) claimFIFO(q *queue, p *stores.MessageClaimParams, claim func(*msg)) []*msg {
+	var got []*msg
+	var busy []*group
+	for len(got) < p.Max && q.ready.Len() > 0 {
+		g := q.ready.Top()
+		g.busy = true // not ready again within this claim
+		q.refresh(g)
+		busy = append(busy, g)
+		for m := g.head; m != nil && len(got) < p.Max && m.inV; {
+			next := m.next
+			q.unplace(m)
+			if !t.redrive(q, m, p.Redrive) {
+				claim(m)
+				got = append(got, m)
+			}
+			m = next
+		}
+	}
+	for _, m := range got {
+		q.place(m)
+	}
+	for _, g := range busy {
+		g.busy = false
+		if q.groups[g.id] == g {
+			q.refresh(g)
+		}
+	}
+	return got
+}
+
+// redrive moves m to the dead-letter queue if it was received too often and
+// that queue exists; it reports whether it did.
+func (t *tx) redrive(src *queue, m *msg, r *stores.Redrive) bool {
+	if r == nil || r.MaxReceiveCount <= 0 || m.rec.Message.ReceiveCount < r.MaxReceiveCount || r.QueueName == src.name {
+		return false
+	}
+	dlq := t.e.queues[r.QueueName]
+	if dlq == nil {
+		return false
+	}
+	t.advance(dlq)
+	t.moveMessage(src, m, dlq, func(rec *MessageRecord) { rec.Message.DeadLetterSource = src.name })
+	return true
+}
+
+// moveMessage deletes m from src and stores it in dst as a visible message
+// with a new sequence number; adjust changes what else differs.
+func (t *tx) moveMessage(src *queue, m *msg, dst *queue, adjust func(*MessageRecord)) {
+	rec := m.rec
+	t.deleteMessage(src, m)
+	rec.Queue = dst.name
+	rec.Seq = t.nextSeq(dst)
+	rec.VisibleAt = t.now
+	rec.Token = ""
+	rec.Message.SequenceNumber = ""
+	if dst.fifo {
+		rec.Message.SequenceNumber = formatSeq(rec.Seq)
+	}
+	adjust(&rec)
+	if old := dst.msgs[rec.Message.ID]; old != nil {
+		t.deleteMessage(dst, old)
+	}
+	t.insertMessage(dst, rec)
+	t.notifyQueue(dst.name)
+}
+
+// receipt judges a (message, token) pair at t.now.
+func (t *tx) receipt(m *msg, token string) stores.ReceiptOutcome {
+	switch {
+	case m == nil:
+		return stores.ReceiptGone
+	case m.rec.Token == "" || m.rec.Token != token:
+		return stores.ReceiptStale
+	case !m.rec.VisibleAt.After(t.now):
+		return stores.ReceiptExpired
+	}
+	return stores.ReceiptCurrent
+}
+
+func (e *Engine) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) (stores.ReceiptOutcome, error) {
+	var out stores.ReceiptOutcome
+	err := e.run(ctx, p.Now, func(t *tx) error {
+		q, err := t.queue(p.QueueName, p.QueueID)
+		if err != nil {
+			return err
+		}
+		m := q.msgs[p.MessageID]
+		out = t.receipt(m, p.Token)
+		if out == stores.ReceiptCurrent || (out == stores.ReceiptExpired && !p.KeepExpired) {
+			g := m.g
+			t.deleteMessage(q, m)
+			if g != nil && g.ready() {
+				t.notifyQueue(q.name) // the group's next message is receivable
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return out, nil
+}
+
+func (e *Engine) MessageChangeVisibility(ctx context.Context, p *stores.MessageChangeVisibilityParams) (*stores.MessageChangeVisibilityResult, error) {
+	var res *stores.MessageChangeVisibilityResult
+	err := e.run(ctx, p.Now, func(t *tx) error {
+		q, err := t.queue(p.QueueName, p.QueueID)
+		if err != nil {
+			return err
+		}
+		m := q.msgs[p.MessageID]
+		res = &stores.MessageChangeVisibilityResult{Outcome: t.receipt(m, p.Token)}
+		if res.Outcome != stores.ReceiptCurrent && (res.Outcome != stores.ReceiptExpired || !p.ApplyExpired) {
+			return nil
+		}
+		until := t.now.Add(max(p.Timeout, 0))
+		if p.MaxSinceFirstReceive > 0 && until.After(m.rec.Message.FirstReceivedAt.Add(p.MaxSinceFirstReceive)) {
+			res.TooLong = true
+			return nil
+		}
+		t.updateMessage(q, m, func(r *MessageRecord) { r.VisibleAt = until })
+		if !until.After(t.now) {
+			t.notifyQueue(q.name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (e *Engine) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*stores.MessageMoveResult, error) {
+	var res *stores.MessageMoveResult
+	err := e.run(ctx, p.Now, func(t *tx) error {
+		src, err := t.queue(p.FromName, p.FromID)
+		if err != nil {
+			return err
+		}
+		var dst *queue
+		if p.ToName != "" {
+			if dst = e.queues[p.ToName]; dst == nil {
+				return stores.ErrQueueNotFound
+			}
+			if dst == src {
+				return errors.New("engine: MessageMove to the source queue")
+			}
+			t.advance(dst)
+		}
+		res = &stores.MessageMoveResult{}
+		var failed []*msg
+		for res.Moved < p.Max && src.vSeq.Len() > 0 {
+			m := src.vSeq.Top()
+			to := dst
+			if to == nil {
+				to = e.queues[m.rec.Message.DeadLetterSource]
+				if to == src {
+					to = nil
+				}
+				if to != nil {
+					t.advance(to)
+				}
+			}
+			if to == nil {
+				src.unplace(m) // stays; out of the way until the end
+				failed = append(failed, m)
+				continue
+			}
+			t.moveMessage(src, m, to, func(r *MessageRecord) {
+				r.Message.ReceiveCount = 0
+				r.Message.FirstReceivedAt = time.Time{}
+				r.Message.DeadLetterSource = ""
+			})
+			res.Moved++
+		}
+		for _, m := range failed {
+			src.place(m)
+		}
+		res.Failed = len(failed)
+		res.Remaining = int64(src.vSeq.Len())
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}

@@ -1,0 +1,176 @@
+package engine
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/sluicehq/sluice/stores"
+)
+
+// Kind names a type of stored record. A durable store keeps one keyspace
+// (a bucket, a table) per kind; Kind.String is a stable name for it.
+type Kind uint8
+
+const (
+	KindQueue     Kind = 1 + iota // *QueueRecord
+	KindCounter                   // *CounterRecord
+	KindMessage                   // *MessageRecord
+	KindDedup                     // *DedupRecord
+	KindAttempt                   // *AttemptRecord
+	KindTask                      // *TaskRecord
+	KindTombstone                 // *TombstoneRecord
+)
+
+var kindNames = [...]string{
+	KindQueue:     "queues",
+	KindCounter:   "counters",
+	KindMessage:   "messages",
+	KindDedup:     "dedup",
+	KindAttempt:   "attempts",
+	KindTask:      "tasks",
+	KindTombstone: "tombstones",
+}
+
+// Kinds lists every kind.
+func Kinds() []Kind {
+	return []Kind{KindQueue, KindCounter, KindMessage, KindDedup, KindAttempt, KindTask, KindTombstone}
+}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// New returns a new zero record of the kind, to decode into.
+func (k Kind) New() Record {
+	switch k {
+	case KindQueue:
+		return &QueueRecord{}
+	case KindCounter:
+		return &CounterRecord{}
+	case KindMessage:
+		return &MessageRecord{}
+	case KindDedup:
+		return &DedupRecord{}
+	case KindAttempt:
+		return &AttemptRecord{}
+	case KindTask:
+		return &TaskRecord{}
+	case KindTombstone:
+		return &TombstoneRecord{}
+	}
+	return nil
+}
+
+// Record is one stored record. Key is unique within the record's kind and
+// is derived from the record's own fields, so a record decoded from storage
+// needs no separate key.
+type Record interface {
+	Kind() Kind
+	Key() []byte
+}
+
+// Change is one record-level mutation: Record is the new value, or nil when
+// the record with that Kind and Key is deleted.
+//
+// A Record in a Change is a snapshot owned by the change: the engine never
+// modifies it (nor any map or slice it refers to) afterwards, so it can be
+// encoded outside the engine's lock.
+type Change struct {
+	Kind   Kind
+	Key    []byte
+	Record Record
+}
+
+// QueueRecord is a queue and the little state the engine keeps beside it.
+type QueueRecord struct {
+	Queue       stores.Queue
+	LastPurgeAt time.Time
+}
+
+// CounterRecord holds the next sequence number of a queue. Every message
+// stored in a queue (sent or moved in) takes the next number; FIFO queues
+// expose it as SequenceNumber, Standard queues use it for ordering only.
+type CounterRecord struct {
+	Queue string
+	Next  uint64
+}
+
+// MessageRecord is a message in a queue, with its delivery state.
+type MessageRecord struct {
+	Queue     string
+	Seq       uint64    // position in the queue; see CounterRecord
+	VisibleAt time.Time // receivable from this instant on
+	Token     string    // the token of the latest delivery; empty if never delivered here
+	Message   stores.StoredMessage
+}
+
+// DedupRecord is a FIFO deduplication marker.
+type DedupRecord struct {
+	Queue          string
+	Scope          string
+	DedupID        string
+	MessageID      string
+	SequenceNumber string
+	CreatedAt      time.Time
+	ExpiresAt      time.Time // CreatedAt plus the window in force when it was written
+}
+
+// AttemptRecord remembers what a claim with a ReceiveRequestAttemptId got.
+type AttemptRecord struct {
+	Queue      string
+	AttemptID  string
+	Token      string
+	MessageIDs []string
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+}
+
+// TaskRecord is a message move task.
+type TaskRecord struct {
+	Task stores.MoveTask
+}
+
+// TombstoneRecord remembers when a queue name was deleted.
+type TombstoneRecord struct {
+	Name      string
+	DeletedAt time.Time
+}
+
+func (*QueueRecord) Kind() Kind     { return KindQueue }
+func (*CounterRecord) Kind() Kind   { return KindCounter }
+func (*MessageRecord) Kind() Kind   { return KindMessage }
+func (*DedupRecord) Kind() Kind     { return KindDedup }
+func (*AttemptRecord) Kind() Kind   { return KindAttempt }
+func (*TaskRecord) Kind() Kind      { return KindTask }
+func (*TombstoneRecord) Kind() Kind { return KindTombstone }
+
+func (r *QueueRecord) Key() []byte     { return []byte(r.Queue.Name) }
+func (r *CounterRecord) Key() []byte   { return []byte(r.Queue) }
+func (r *TaskRecord) Key() []byte      { return []byte(r.Task.Handle) }
+func (r *TombstoneRecord) Key() []byte { return []byte(r.Name) }
+
+// Key of a message: the queue name, then the big-endian sequence number, so
+// that new messages append at the end of a queue's key range.
+func (r *MessageRecord) Key() []byte {
+	k := appendPart(nil, r.Queue)
+	return binary.BigEndian.AppendUint64(k, r.Seq)
+}
+
+func (r *DedupRecord) Key() []byte {
+	return appendPart(appendPart(appendPart(nil, r.Queue), r.Scope), r.DedupID)
+}
+
+func (r *AttemptRecord) Key() []byte {
+	return appendPart(appendPart(nil, r.Queue), r.AttemptID)
+}
+
+// appendPart appends a length-prefixed component, so that composite keys are
+// unambiguous whatever bytes the components hold.
+func appendPart(k []byte, s string) []byte {
+	k = binary.AppendUvarint(k, uint64(len(s)))
+	return append(k, s...)
+}
