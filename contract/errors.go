@@ -163,8 +163,17 @@ func ErrUnknownOperation() *Error {
 
 // ErrInvalidAction is the Query protocol's answer to an unknown Action.
 func ErrInvalidAction(action string) *Error {
+	if action == "" {
+		return sender("InvalidAction", "InvalidAction", http.StatusBadRequest, "The request must contain the parameter Action.")
+	}
 	return sender("InvalidAction", "InvalidAction", http.StatusBadRequest,
 		"The action "+action+" is not valid for this endpoint.")
+}
+
+// ErrSerialization is what AWS JSON services answer to a body that is not
+// JSON or does not fit the operation's input shape.
+func ErrSerialization(msg string) *Error {
+	return sender("SerializationException", "SerializationException", http.StatusBadRequest, msg)
 }
 
 // ErrMalformedRequest answers a body that cannot be decoded at all.

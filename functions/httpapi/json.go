@@ -52,30 +52,23 @@ func decodeJSON(body []byte, in any) *contract.Error {
 	return nil
 }
 
-// errSerialization is what AWS JSON services answer to a body that is not
-// JSON or does not fit the operation's input shape.
-func errSerialization(msg string) *contract.Error {
-	return &contract.Error{Code: "SerializationException", Type: "SerializationException",
-		Status: http.StatusBadRequest, Sender: true, Message: msg}
-}
-
 func jsonDecodeError(err error) *contract.Error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	var b64 base64.CorruptInputError
 	switch {
 	case errors.As(err, &syn):
-		return errSerialization(fmt.Sprintf("The request body is not valid JSON: %s (at byte %d).", syn.Error(), syn.Offset))
+		return contract.ErrSerialization(fmt.Sprintf("The request body is not valid JSON: %s (at byte %d).", syn.Error(), syn.Offset))
 	case errors.As(err, &typ):
 		if typ.Field == "" {
-			return errSerialization(fmt.Sprintf("The request body must be a JSON object, not %s.", article(typ.Value)))
+			return contract.ErrSerialization(fmt.Sprintf("The request body must be a JSON object, not %s.", article(typ.Value)))
 		}
-		return errSerialization(fmt.Sprintf("Member %s must be %s, not %s.", typ.Field, jsonKind(typ.Type), article(typ.Value)))
+		return contract.ErrSerialization(fmt.Sprintf("Member %s must be %s, not %s.", typ.Field, jsonKind(typ.Type), article(typ.Value)))
 	case errors.As(err, &b64):
-		return errSerialization("A binary member is not valid base64: " + b64.Error() + ".")
+		return contract.ErrSerialization("A binary member is not valid base64: " + b64.Error() + ".")
 	default:
 		msg := strings.TrimPrefix(err.Error(), "json: ")
-		return errSerialization("The request body could not be decoded: " + msg + ".")
+		return contract.ErrSerialization("The request body could not be decoded: " + msg + ".")
 	}
 }
 
