@@ -173,9 +173,9 @@ func TestJSONErrorEncoding(t *testing.T) {
 
 func TestQueryUnknownAction(t *testing.T) {
 	h := bareHandler(Options{})
-	for body, action := range map[string]string{
-		"Action=Nope&Version=2012-11-05": "Nope",
-		"Version=2012-11-05":             "",
+	for body, want := range map[string]string{
+		"Action=Nope&Version=2012-11-05": "The action Nope is not valid for this endpoint.",
+		"Version=2012-11-05":             "The request must contain the parameter Action.",
 	} {
 		resp := serve(h, formRequest(body))
 		id := requestID(t, resp)
@@ -184,7 +184,7 @@ func TestQueryUnknownAction(t *testing.T) {
 		}
 		e := readXMLError(t, resp)
 		if e.Error.Type != "Sender" || e.Error.Code != "InvalidAction" ||
-			e.Error.Message != "The action "+action+" is not valid for this endpoint." || e.RequestId != id {
+			e.Error.Message != want || e.RequestId != id {
 			t.Errorf("%s: %+v", body, e)
 		}
 	}
