@@ -53,7 +53,7 @@ type Queue struct {
 	Attributes map[string]string
 	Tags       map[string]string
 	// Retention: messages sent longer ago than this are gone (the
-	// service keeps it equal to MessageRetentionPeriod).
+	// service keeps it equal to MessageRetentionPeriod); 0 means no limit.
 	Retention  time.Duration
 	CreatedAt  time.Time
 	ModifiedAt time.Time
@@ -285,6 +285,8 @@ type MessageChangeVisibilityResult struct {
 type MessageMoveParams struct {
 	FromName string
 	FromID   string
+	// Moved messages keep their MessageId and SentAt (retention counts from
+	// the first send) and start over: ReceiveCount 0, no DeadLetterSource.
 	// ToName: the destination queue; empty sends each message back to its
 	// DeadLetterSource (a message whose source no longer exists stays put and
 	// counts in Failed).
