@@ -65,23 +65,51 @@ func (s *Service) storeErr(err error) error {
 	return contract.ErrInternal()
 }
 
-// queueFromURL resolves a QueueUrl to the stored queue.
+// queueFromURL resolves a QueueUrl to the queue (possibly cached).
 func (s *Service) queueFromURL(ctx context.Context, queueURL string) (*stores.Queue, error) {
-	if queueURL == "" {
-		return nil, contract.ErrMissingParameter("QueueUrl")
-	}
-	account, name, ok := contract.ParseQueueURL(queueURL)
-	if !ok || account != s.cfg.AccountID {
-		return nil, contract.ErrQueueDoesNotExist()
+	name, err := s.queueNameFromURL(queueURL)
+	if err != nil {
+		return nil, err
 	}
 	return s.queueByName(ctx, name)
 }
 
+// queueFromURLFresh resolves a QueueUrl reading the store.
+func (s *Service) queueFromURLFresh(ctx context.Context, queueURL string) (*stores.Queue, error) {
+	name, err := s.queueNameFromURL(queueURL)
+	if err != nil {
+		return nil, err
+	}
+	return s.queueByNameFresh(ctx, name)
+}
+
+func (s *Service) queueNameFromURL(queueURL string) (string, error) {
+	if queueURL == "" {
+		return "", contract.ErrMissingParameter("QueueUrl")
+	}
+	account, name, ok := contract.ParseQueueURL(queueURL)
+	if !ok || account != s.cfg.AccountID {
+		return "", contract.ErrQueueDoesNotExist()
+	}
+	return name, nil
+}
+
+// queueByName returns the queue, from the cache when it is fresh there.
 func (s *Service) queueByName(ctx context.Context, name string) (*stores.Queue, error) {
+	if q := s.cache.get(name); q != nil {
+		return q, nil
+	}
+	return s.queueByNameFresh(ctx, name)
+}
+
+// queueByNameFresh reads the queue from the store (for read-modify-write).
+func (s *Service) queueByNameFresh(ctx context.Context, name string) (*stores.Queue, error) {
 	q, err := s.store.QueueGet(ctx, &stores.QueueGetParams{Name: name})
 	if err != nil {
+		s.cache.forget(name)
 		return nil, s.storeErr(err)
 	}
+	s.cache.put(q)
 	return q, nil
 }
 
@@ -197,7 +225,9 @@ func (s *Service) DeleteQueue(ctx context.Context, in *contract.DeleteQueueInput
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID, Now: s.now()}); err != nil {
+	err = s.store.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID, Now: s.now()})
+	s.cache.forget(q.Name)
+	if err != nil {
 		return nil, s.storeErr(err)
 	}
 	return &contract.Empty{}, nil
@@ -320,7 +350,7 @@ func (s *Service) ListDeadLetterSourceQueues(ctx context.Context, in *contract.L
 }
 
 func (s *Service) GetQueueAttributes(ctx context.Context, in *contract.GetQueueAttributesInput) (*contract.GetQueueAttributesOutput, error) {
-	q, err := s.queueFromURL(ctx, in.QueueUrl)
+	q, err := s.queueFromURLFresh(ctx, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -364,7 +394,7 @@ func (s *Service) GetQueueAttributes(ctx context.Context, in *contract.GetQueueA
 // not lose each other's changes.
 func (s *Service) updateQueue(ctx context.Context, queueURL string, change func(q *stores.Queue) (map[string]string, error)) error {
 	for attempt := 0; ; attempt++ {
-		q, err := s.queueFromURL(ctx, queueURL)
+		q, err := s.queueFromURLFresh(ctx, queueURL)
 		if err != nil {
 			return err
 		}
@@ -392,6 +422,7 @@ func (s *Service) updateQueue(ctx context.Context, queueURL string, change func(
 			p.Retention = time.Duration(contract.ParseQueueConfig(merged).RetentionSeconds) * time.Second
 		}
 		_, err = s.store.QueueUpdate(ctx, p)
+		s.cache.forget(q.Name)
 		if errors.Is(err, stores.ErrVersionConflict) && attempt < 10 {
 			continue
 		}
@@ -438,7 +469,7 @@ func validateTags(tags map[string]string, existing int) error {
 }
 
 func (s *Service) TagQueue(ctx context.Context, in *contract.TagQueueInput) (*contract.Empty, error) {
-	q, err := s.queueFromURL(ctx, in.QueueUrl)
+	q, err := s.queueFromURLFresh(ctx, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
@@ -454,28 +485,32 @@ func (s *Service) TagQueue(ctx context.Context, in *contract.TagQueueInput) (*co
 	if err := validateTags(in.Tags, existing); err != nil {
 		return nil, err
 	}
-	if _, err := s.store.QueueUpdate(ctx, &stores.QueueUpdateParams{Name: q.Name, ID: q.ID, SetTags: in.Tags, Now: s.now()}); err != nil {
+	_, err = s.store.QueueUpdate(ctx, &stores.QueueUpdateParams{Name: q.Name, ID: q.ID, SetTags: in.Tags, Now: s.now()})
+	s.cache.forget(q.Name)
+	if err != nil {
 		return nil, s.storeErr(err)
 	}
 	return &contract.Empty{}, nil
 }
 
 func (s *Service) UntagQueue(ctx context.Context, in *contract.UntagQueueInput) (*contract.Empty, error) {
-	q, err := s.queueFromURL(ctx, in.QueueUrl)
+	q, err := s.queueFromURLFresh(ctx, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
 	if len(in.TagKeys) == 0 {
 		return nil, contract.ErrMissingParameter("TagKeys")
 	}
-	if _, err := s.store.QueueUpdate(ctx, &stores.QueueUpdateParams{Name: q.Name, ID: q.ID, RemoveTags: in.TagKeys, Now: s.now()}); err != nil {
+	_, err = s.store.QueueUpdate(ctx, &stores.QueueUpdateParams{Name: q.Name, ID: q.ID, RemoveTags: in.TagKeys, Now: s.now()})
+	s.cache.forget(q.Name)
+	if err != nil {
 		return nil, s.storeErr(err)
 	}
 	return &contract.Empty{}, nil
 }
 
 func (s *Service) ListQueueTags(ctx context.Context, in *contract.ListQueueTagsInput) (*contract.ListQueueTagsOutput, error) {
-	q, err := s.queueFromURL(ctx, in.QueueUrl)
+	q, err := s.queueFromURLFresh(ctx, in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}

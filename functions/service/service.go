@@ -30,7 +30,10 @@ type Config struct {
 	// MoveTaskStep is how often a running message move task is advanced by
 	// RunBackground; default 1s.
 	MoveTaskStep time.Duration
-	Logger       *slog.Logger
+	// QueueCacheTTL is how long a queue record read from the store is
+	// reused (default 1s; negative disables). See queueCache.
+	QueueCacheTTL time.Duration
+	Logger        *slog.Logger
 }
 
 // Service implements every SQS action.
@@ -38,6 +41,7 @@ type Service struct {
 	cfg   Config
 	store stores.Store
 	log   *slog.Logger
+	cache *queueCache
 	// shutdown ends waiting long polls early (with empty results).
 	shutdown chan struct{}
 }
@@ -56,7 +60,11 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Service{cfg: cfg, store: cfg.Store, log: cfg.Logger, shutdown: make(chan struct{})}
+	if cfg.QueueCacheTTL == 0 {
+		cfg.QueueCacheTTL = time.Second
+	}
+	return &Service{cfg: cfg, store: cfg.Store, log: cfg.Logger, cache: newQueueCache(cfg.QueueCacheTTL),
+		shutdown: make(chan struct{})}
 }
 
 type baseKey struct{}
