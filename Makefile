@@ -92,3 +92,66 @@ clean:
 
 distclean: clean
 	rm -rf infra/clients/js/node_modules
+
+# ---- make bench: the load matrix (`sluice bench`, infra/bench/). Not part
+# of `make test`; takes about five minutes.
+#
+# Builds bin/sluice, starts a throwaway PostgreSQL of its own
+# (infra/scripts/postgres.sh in a temporary directory, stopped at the end;
+# a DATABASE_URL already set is used instead), then for each store,
+# embedded (file:// in a fresh temporary directory per run) and
+# PostgreSQL, runs with BENCH_FLAGS for BENCH_DURATION after BENCH_WARMUP:
+#   <store>-fifo           FIFO unbatched, as fast as it goes (the peak)
+#   <store>-fifo-batch     FIFO, batches of 10
+#   <store>-standard       Standard unbatched
+#   <store>-fifo-longpoll  FIFO long polls at BENCH_LONGPOLL_RATE msg/s (pickup latency)
+#   <store>-fifo-halfpeak  FIFO unbatched at half the <store>-fifo peak (latency at half load)
+# postgres-fifo also measures the ceiling: PostgreSQL alone, one-row
+# INSERT+DELETE transactions, same connection count. Every run starts its
+# own server (`--spawn`), so the peak RSS is per run. BENCH_PG_PARAMS is
+# appended to the store URL (e.g. '&pool_max_conns=32'). Results: one JSON
+# per run in .tmp/bench/, the table on stdout and in .tmp/bench-results.txt.
+BENCH_DURATION      ?= 20s
+BENCH_WARMUP        ?= 3s
+BENCH_FLAGS         ?= --producers 8 --consumers 8 --groups 64 --size 1024
+BENCH_LONGPOLL_RATE ?= 100
+BENCH_PG_PARAMS     ?=
+BENCH_DIR           := .tmp/bench
+
+.PHONY: bench
+bench: build
+	@out="$(BENCH_DIR)"; rm -rf "$$out"; mkdir -p "$$out"; \
+	work="$$(mktemp -d)"; chmod 755 "$$work"; \
+	cleanup() { bash infra/scripts/postgres.sh stop "$$work/pg" >/dev/null 2>&1 || true; rm -rf "$$work"; }; \
+	trap cleanup EXIT; trap 'exit 130' INT TERM; \
+	echo "=== infra/scripts/postgres.sh start (in $$work/pg)"; \
+	exports="$$(bash infra/scripts/postgres.sh start "$$work/pg" </dev/null)"; \
+	eval "$$exports"; \
+	pg="$$DATABASE_URL$(BENCH_PG_PARAMS)"; \
+	n=0; status=0; last=""; \
+	one() { \
+	  n=$$((n + 1)); label="$$1"; store="$$2"; shift 2; \
+	  if [ "$$store" = embedded ]; then url="file://$$work/embedded-$$n"; else url="$$pg"; fi; \
+	  last="$$out/$$(printf %02d "$$n")-$$label.json"; \
+	  echo "=== $$label: sluice bench --spawn <$$store> $(BENCH_FLAGS) --duration $(BENCH_DURATION) $$*"; \
+	  ./$(BIN) bench --spawn "$$url" --label "$$label" --duration $(BENCH_DURATION) --warmup $(BENCH_WARMUP) \
+	    $(BENCH_FLAGS) --json "$$@" >"$$last" || { echo "=== $$label: FAILED"; status=1; }; \
+	  [ -s "$$last" ] || rm -f "$$last"; \
+	}; \
+	half() { [ -f "$$1" ] && awk -F': ' '/^  "lifecycles_per_sec"/ { gsub(/,/, "", $$2); printf "%.0f", $$2 / 2 }' "$$1" || true; }; \
+	for store in embedded postgres; do \
+	  ceiling=""; if [ "$$store" = postgres ]; then ceiling="--ceiling $$DATABASE_URL"; fi; \
+	  one "$$store-fifo" "$$store" --fifo $$ceiling; peak="$$last"; \
+	  one "$$store-fifo-batch" "$$store" --fifo --batch; \
+	  one "$$store-standard" "$$store"; \
+	  one "$$store-fifo-longpoll" "$$store" --fifo --long-poll --rate $(BENCH_LONGPOLL_RATE); \
+	  rate="$$(half "$$peak")"; \
+	  if [ -n "$$rate" ] && [ "$$rate" -ge 1 ]; then one "$$store-fifo-halfpeak" "$$store" --fifo --rate "$$rate"; \
+	  else echo "=== $$store-fifo-halfpeak: skipped, no peak from $$store-fifo"; status=1; fi; \
+	done; \
+	echo; \
+	{ echo "make bench, $$(date -u +%Y-%m-%dT%H:%M:%SZ): $$(nproc) CPUs, $$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p'), $$($(GO) version)"; \
+	  echo "flags: $(BENCH_FLAGS) --duration $(BENCH_DURATION) --warmup $(BENCH_WARMUP); ms columns are p50/p99/max (pickup, e2e: p50/p99)"; \
+	  echo; \
+	  ./$(BIN) bench --table "$$out"/*.json; } | tee .tmp/bench-results.txt; \
+	exit $$status

@@ -2,6 +2,7 @@
 //
 //	sluice serve      run the server
 //	sluice maintain   one housekeeping pass over the store, then exit
+//	sluice bench      load-test an SQS endpoint (see bench.go)
 //	sluice version    print the version
 //	sluice help       print usage
 //
@@ -46,6 +47,7 @@ const usage = `sluice: an Amazon SQS-compatible server.
 Usage:
   sluice serve [flags]      serve the SQS API (AWS JSON 1.0 and Query protocols)
   sluice maintain [flags]   run one housekeeping pass over the store and exit
+  sluice bench [flags]      load-test an SQS endpoint (sluice bench --help)
   sluice version            print the version
   sluice help               print this help
 
@@ -77,6 +79,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serve(ctx, args[1:], stdout, stderr)
 	case "maintain":
 		return maintain(ctx, args[1:], stderr)
+	case "bench":
+		return benchCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "sluice", versionString())
 		return 0

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sluicehq/sluice/infra/bench"
+)
+
+const benchUsage = `sluice bench: drive send → receive → delete lifecycles through the SQS API
+and report throughput, latency per action and the checks (every message
+received, FIFO order within each group, no errors).
+
+Usage:
+  sluice bench --endpoint http://127.0.0.1:9324 [flags]
+  sluice bench --spawn STORE_URL [flags]     start bin/sluice serve on STORE_URL, bench it, stop it
+  sluice bench --table RESULT.json...        print a table of --json results
+
+Flags:
+  --endpoint URL      SQS endpoint (required unless --spawn)
+  --spawn STORE       start "<server-bin> serve --addr 127.0.0.1:0 --store STORE" for the run;
+                      its peak RSS (VmHWM) and CPU are reported, it is stopped with SIGTERM
+  --server-bin PATH   the sluice binary --spawn starts (default: this executable)
+  --server-pid PID    the server's process when not spawned: its peak RSS (VmHWM) and CPU
+  --producers N       sending goroutines (default 8)
+  --consumers N       receiving and deleting goroutines (default 8)
+  --groups G          FIFO message groups (default 64)
+  --size BYTES        message body size (default 1024)
+  --fifo              a FIFO queue (default Standard)
+  --batch             SendMessageBatch / ReceiveMessage of up to 10 / DeleteMessageBatch
+  --duration D        measured window (default 20s)
+  --warmup D          unmeasured warm-up before it (default 2s)
+  --rate R            target sent messages/s over all producers (default 0: as fast as possible)
+  --queue PREFIX      queue name prefix (default bench); a random suffix is added
+  --long-poll         receives wait up to 20 s (WaitTimeSeconds=20)
+  --max-backlog N     producers pause while N sent messages are not received yet (default 1000)
+  --drain D           how long consumers may take to get the rest after the window (default 60s)
+  --ceiling DSN       also measure PostgreSQL at DSN alone with producers+consumers connections
+                      (one-row INSERT … RETURNING + DELETE transactions) and print the ratio
+  --label NAME        name of the run in reports
+  --json              print the result as JSON on stdout (the text report goes to stderr)
+
+Exit status: 0 when every check passed, 1 when one failed or a request
+failed, 2 on bad usage. The queue the run creates is deleted at the end.
+`
+
+type benchFlags struct {
+	cfg       bench.Config
+	spawn     string
+	serverBin string
+	ceiling   string
+	asJSON    bool
+	table     bool
+}
+
+func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var f benchFlags
+	fs := flag.NewFlagSet("sluice bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, benchUsage) }
+	c := &f.cfg
+	fs.StringVar(&c.Endpoint, "endpoint", "", "SQS endpoint")
+	fs.StringVar(&f.spawn, "spawn", "", "store URL of a server to start")
+	fs.StringVar(&f.serverBin, "server-bin", "", "sluice binary for --spawn")
+	fs.IntVar(&c.ServerPID, "server-pid", 0, "server process id")
+	fs.IntVar(&c.Producers, "producers", 8, "producers")
+	fs.IntVar(&c.Consumers, "consumers", 8, "consumers")
+	fs.IntVar(&c.Groups, "groups", 64, "FIFO message groups")
+	fs.IntVar(&c.Size, "size", 1024, "body bytes")
+	fs.BoolVar(&c.FIFO, "fifo", false, "FIFO queue")
+	fs.BoolVar(&c.Batch, "batch", false, "batches of 10")
+	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "measured window")
+	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "warm-up")
+	fs.Float64Var(&c.Rate, "rate", 0, "target messages/s")
+	fs.StringVar(&c.QueuePrefix, "queue", "bench", "queue name prefix")
+	fs.BoolVar(&c.LongPoll, "long-poll", false, "WaitTimeSeconds=20")
+	fs.IntVar(&c.MaxBacklog, "max-backlog", 1000, "backlog bound")
+	fs.DurationVar(&c.Drain, "drain", 60*time.Second, "drain deadline")
+	fs.StringVar(&f.ceiling, "ceiling", "", "PostgreSQL DSN for the ceiling")
+	fs.StringVar(&c.Label, "label", "", "run name")
+	fs.BoolVar(&f.asJSON, "json", false, "JSON on stdout")
+	fs.BoolVar(&f.table, "table", false, "print a table of JSON results")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if f.table {
+		return benchTable(fs.Args(), stdout, stderr)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "sluice bench: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if (c.Endpoint == "") == (f.spawn == "") {
+		fmt.Fprintln(stderr, "sluice bench: give exactly one of --endpoint and --spawn")
+		return 2
+	}
+	if c.Duration <= 0 || c.Producers < 1 || c.Consumers < 1 || c.Groups < 1 || c.Size < 1 {
+		fmt.Fprintln(stderr, "sluice bench: --duration, --producers, --consumers, --groups and --size must be positive")
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	c.Log = stderr
+
+	var srv *bench.Server
+	if f.spawn != "" {
+		bin := f.serverBin
+		if bin == "" {
+			exe, err := os.Executable()
+			if err != nil {
+				fmt.Fprintf(stderr, "sluice bench: cannot find this executable (use --server-bin): %v\n", err)
+				return 1
+			}
+			bin = exe
+		}
+		var err error
+		srv, err = bench.Spawn(ctx, bin, f.spawn, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice bench: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stderr, "bench: started %s serve (pid %d) on %s, store %s\n", bin, srv.PID, srv.URL, srv.Store)
+		c.Endpoint = srv.URL
+		c.ServerPID = srv.PID
+	}
+	stopServer := func(res *bench.Result) {
+		if srv == nil {
+			return
+		}
+		code, err := srv.Stop()
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice bench: stopping the server: %v\n", err)
+		}
+		if res != nil {
+			if res.Server == nil {
+				res.Server = &bench.ServerStats{PID: srv.PID}
+			}
+			st := srv.Stats()
+			res.Server.Spawned, res.Server.Store = true, st.Store
+			res.Server.LogLines, res.Server.LogSamples = st.LogLines, st.LogSamples
+			res.Server.ExitCode = code
+		}
+		srv = nil
+	}
+	defer stopServer(nil)
+
+	res, err := bench.Run(ctx, *c)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice bench: %v\n", err)
+		return 1
+	}
+	if f.spawn != "" {
+		res.Store = bench.StoreKind(f.spawn)
+	}
+	stopServer(res)
+
+	failed := !res.OK()
+	if f.ceiling != "" && ctx.Err() == nil {
+		cl, err := bench.RunCeiling(ctx, bench.CeilingConfig{
+			DSN: f.ceiling, Conns: c.Producers + c.Consumers,
+			Duration: c.Duration, Warmup: c.Warmup, Payload: 1024, Log: stderr,
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice bench: ceiling: %v\n", err)
+			failed = true
+		}
+		if cl != nil {
+			if cl.TxPerSec > 0 {
+				cl.Ratio = res.LifecyclesPerSec / cl.TxPerSec
+			}
+			res.Ceiling = cl
+		}
+	}
+
+	if f.asJSON {
+		bench.WriteText(stderr, res)
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintf(stderr, "sluice bench: %v\n", err)
+			return 1
+		}
+	} else {
+		bench.WriteText(stdout, res)
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+func benchTable(files []string, stdout, stderr io.Writer) int {
+	if len(files) == 0 {
+		fmt.Fprintln(stderr, "sluice bench --table: name the JSON result files")
+		return 2
+	}
+	var results []*bench.Result
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice bench: %v\n", err)
+			return 1
+		}
+		var r bench.Result
+		if err := json.Unmarshal(data, &r); err != nil {
+			fmt.Fprintf(stderr, "sluice bench: %s: %v\n", name, err)
+			return 1
+		}
+		results = append(results, &r)
+	}
+	bench.WriteTable(stdout, results)
+	return 0
+}
