@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"time"
@@ -54,52 +55,11 @@ const standardClaimSQL = `WITH cand AS (
 	FROM cand JOIN messages m ON m.queue_id = $1 AND m.message_id = cand.message_id
 	WHERE cand.receive_count >= $7`
 
-// fifoGroupsSQL finds up to $4 groups that are receivable: the group's head
-// (lowest sequence number not past retention) is visible. (A message in
-// flight further down a group stops the group's run but does not hold back
-// the messages before it, which can be visible again after a visibility
-// change; a head in flight blocks the whole group.) Groups in $5 were taken
-// by this claim already. Groups are enumerated with a skip scan over the
-// (queue_id, group_id, seq) index, so the cost grows with the number of
-// groups, not of messages. Of the candidates (ordered by head), it keeps
-// only as many as the claim needs (by the length of each group's visible
-// run, capped at $4) and takes a transaction-scoped advisory lock per group,
-// skipping groups another transaction holds. The lock, not this statement's
+// fifoGroupsSQL picks and locks the groups of a FIFO claim: see
+// sluice_claim_groups in the migrations. The lock, not this statement's
 // snapshot, decides: the claim statement that follows re-reads each group
 // with a snapshot taken after the lock was granted.
-const fifoGroupsSQL = `WITH RECURSIVE groups AS (
-		(SELECT group_id FROM messages WHERE queue_id = $1 ORDER BY group_id LIMIT 1)
-		UNION ALL
-		SELECT (SELECT m.group_id FROM messages m WHERE m.queue_id = $1 AND m.group_id > g.group_id
-			ORDER BY m.group_id LIMIT 1)
-		FROM groups g WHERE g.group_id IS NOT NULL
-	), heads AS (
-		SELECT g.group_id, h.seq FROM groups g
-		CROSS JOIN LATERAL (
-			SELECT seq, visible_at FROM messages m
-			WHERE m.queue_id = $1 AND m.group_id = g.group_id AND m.sent_at > $3
-			ORDER BY seq LIMIT 1
-		) h
-		WHERE g.group_id IS NOT NULL AND h.visible_at <= $2 AND g.group_id <> ALL($5::text[])
-		ORDER BY h.seq
-		LIMIT $4
-	), sized AS (
-		SELECT heads.group_id, heads.seq, sum(r.n) OVER (ORDER BY heads.seq) - r.n AS before
-		FROM heads CROSS JOIN LATERAL (
-			SELECT count(*) AS n FROM (
-				SELECT bool_and(visible_at <= $2) OVER (ORDER BY seq) AS ok FROM (
-					SELECT seq, visible_at FROM messages m
-					WHERE m.queue_id = $1 AND m.group_id = heads.group_id AND m.sent_at > $3
-					ORDER BY seq LIMIT $4
-				) run
-			) k WHERE ok
-		) r
-	), wanted AS MATERIALIZED (
-		SELECT group_id, seq FROM sized WHERE before < $4
-	)
-	SELECT group_id FROM wanted
-	WHERE pg_try_advisory_xact_lock(hashtextextended($1 || chr(31) || group_id, 0))
-	ORDER BY seq`
+const fifoGroupsSQL = `SELECT sluice_claim_groups($1, $2, $3, $4, $5::text[])`
 
 // fifoClaimSQL claims from the locked groups $4 (in that order): from each
 // group the messages from its head up to the first one not visible (none
@@ -184,8 +144,10 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 		if err != nil {
 			return err
 		}
-		if err := t.sweepExpired(ctx, q, 100); err != nil {
-			return err
+		if rand.IntN(sweepEvery) == 0 {
+			if err := t.sweepExpired(ctx, q, 100); err != nil {
+				return err
+			}
 		}
 		vt := max(p.VisibilityTimeout, 0)
 		until := t.now.Add(vt)
@@ -220,6 +182,9 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 			t.wake(q.name) // still visible
 		}
 		res.Messages = got
+		if len(got) > 0 {
+			return nil // NextChange only matters to a receive that waits
+		}
 		var next *time.Time
 		if err := t.QueryRow(ctx, `SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND visible_at > $2 AND sent_at > $3`,
 			q.id, t.now, after).Scan(&next); err != nil {
@@ -241,7 +206,7 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 	maxRC := math.MaxInt32
 	var dlq *queueRow
 	if r := p.Redrive; r != nil && r.MaxReceiveCount > 0 && r.QueueName != q.name {
-		d, err := t.queue(ctx, r.QueueName, "", time.Time{}, lockKeyShare)
+		d, err := t.queue(ctx, r.QueueName, "", time.Time{}, lockNone)
 		switch {
 		case err == nil:
 			dlq, maxRC = d, r.MaxReceiveCount

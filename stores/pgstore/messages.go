@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -74,39 +75,68 @@ const insertMessageSQL = `INSERT INTO messages (queue_id, message_id, seq, group
 		sender_id = excluded.sender_id, sent_at = excluded.sent_at, visible_at = excluded.visible_at,
 		receive_count = 0, first_received_at = NULL, token = '', dead_letter_source = ''`
 
-// sendDedupSQL stores one FIFO message unless its dedup key was used within
-// the window, in one statement: it returns the original's id and sequence
-// number for a duplicate and nothing otherwise. The queue row is locked by
-// the sending transaction, so the check and the marker are atomic.
-const sendDedupSQL = `WITH dup AS (
+// sendFIFOSQL stores one FIFO message unless its dedup key ($5, in scope
+// $15; empty: no dedup) was used within the window, in one statement. It
+// returns the original's id and SequenceNumber for a duplicate, or the new
+// message's sequence. The sending transaction holds the advisory locks of
+// the message's group and dedup key (sendLocks), so the check and the marker
+// are atomic and a group's sequence order is its commit order.
+const sendFIFOSQL = `WITH dup AS (
 		SELECT message_id, seq FROM dedup
-		WHERE queue_id = $1 AND scope = $15 AND dedup_id = $5 AND created_at > $16
+		WHERE $5 <> '' AND queue_id = $1 AND scope = $15 AND dedup_id = $5 AND created_at > $16
 	), ins AS (
-		` + `INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes,
+		INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes,
 			system_attributes, md5_body, md5_attributes, md5_system, sender_id, sent_at, visible_at)
-		SELECT $1, $2, $3::bigint, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
+		SELECT $1, $2, coalesce($3::bigint, nextval('message_seq')), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
 		WHERE NOT EXISTS (SELECT 1 FROM dup)
-		ON CONFLICT (queue_id, message_id) DO UPDATE SET seq = excluded.seq, group_id = excluded.group_id,
-			dedup_id = excluded.dedup_id, body = excluded.body, attributes = excluded.attributes,
-			system_attributes = excluded.system_attributes, md5_body = excluded.md5_body,
-			md5_attributes = excluded.md5_attributes, md5_system = excluded.md5_system,
-			sender_id = excluded.sender_id, sent_at = excluded.sent_at, visible_at = excluded.visible_at,
-			receive_count = 0, first_received_at = NULL, token = '', dead_letter_source = ''
-		RETURNING 1
+		RETURNING seq
 	), mark AS (
 		INSERT INTO dedup (queue_id, scope, dedup_id, message_id, seq, created_at, expires_at)
-		SELECT $1, $15, $5, $2, $17, $13, $18
-		WHERE NOT EXISTS (SELECT 1 FROM dup) AND $19::boolean
+		SELECT $1, $15, $5, $2, (` + seqBaseSQL + ` + ins.seq)::text, $13, $17 FROM ins
+		WHERE $5 <> '' AND $18::boolean
 		ON CONFLICT (queue_id, scope, dedup_id) DO UPDATE SET message_id = excluded.message_id,
 			seq = excluded.seq, created_at = excluded.created_at, expires_at = excluded.expires_at
-		RETURNING 1
 	)
-	SELECT message_id, seq FROM dup`
+	SELECT message_id, seq, 0::bigint FROM dup
+	UNION ALL
+	SELECT '', '', seq FROM ins`
+
+// sendLockSQL takes transaction-scoped advisory locks on the keys $1, in
+// the order given (callers sort them, so concurrent senders never wait on
+// each other in a cycle).
+const sendLockSQL = `SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))
+	FROM unnest($1::text[]) WITH ORDINALITY AS u(k, o)`
+
+// sendLocks are the advisory lock keys a FIFO send holds: one per message
+// group (sends to a group commit in sequence order, so a claim that sees a
+// group's message sees every earlier one) and one per dedup key (two sends
+// of one dedup id store one message). Claims lock groups under a different
+// key, so sends and receives of a group do not wait for each other.
+func sendLocks(queueID string, msgs []stores.NewMessage) []string {
+	set := map[string]bool{}
+	for _, m := range msgs {
+		set[groupSendKey(queueID, m.GroupID)] = true
+		if m.DedupID != "" {
+			set[queueID+"\x1ed\x1f"+m.DedupScope+"\x1f"+m.DedupID] = true
+		}
+	}
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func groupSendKey(queueID, group string) string { return queueID + "\x1es\x1f" + group }
 
 func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
 	var res *stores.MessageSendResult
 	err := s.run(ctx, func(t *txn) error {
-		q, err := t.queue(ctx, p.QueueName, p.QueueID, p.Now, lockKeyShare)
+		// No lock on the queue row: sends to one queue run in parallel. A
+		// send racing a DeleteQueue can leave rows of the dead incarnation,
+		// which nothing reads and Maintain removes.
+		q, err := t.queue(ctx, p.QueueName, p.QueueID, p.Now, lockNone)
 		if err != nil {
 			return err
 		}
@@ -114,18 +144,10 @@ func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*
 		if len(p.Messages) == 0 {
 			return nil
 		}
-		var base int64
-		if q.fifo {
-			// Taking the numbers locks the queue row until commit: FIFO sends
-			// to one queue commit in sequence order, and dedup checks see
-			// every earlier send. Duplicates leave gaps, which is allowed.
-			n := int64(len(p.Messages))
-			if err := t.QueryRow(ctx, "UPDATE queues SET next_seq = next_seq + $2 WHERE id = $1 RETURNING next_seq - $2",
-				q.id, n).Scan(&base); err != nil {
-				return err
-			}
-		}
 		b := &pgx.Batch{}
+		if q.fifo {
+			b.Queue(sendLockSQL, sendLocks(q.id, p.Messages))
+		}
 		dedupCut := t.now.Add(-p.DedupWindow)
 		for i := range p.Messages {
 			nm := &p.Messages[i]
@@ -137,33 +159,29 @@ func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*
 			if err != nil {
 				return err
 			}
-			var seq any
-			if q.fifo {
-				seq = base + int64(i)
-				res.Results[i] = stores.SendResult{MessageID: nm.ID, SequenceNumber: formatSeq(base + int64(i))}
-			} else {
-				res.Results[i] = stores.SendResult{MessageID: nm.ID}
-			}
-			args := []any{q.id, nm.ID, seq, nm.GroupID, nm.DedupID, nm.Body, attrs, sys,
+			res.Results[i] = stores.SendResult{MessageID: nm.ID}
+			args := []any{q.id, nm.ID, nil, nm.GroupID, nm.DedupID, nm.Body, attrs, sys,
 				nm.MD5OfBody, nm.MD5OfMessageAttributes, nm.MD5OfSystemAttributes, nm.SenderID,
 				t.now, t.now.Add(max(nm.Delay, 0))}
-			if q.fifo && nm.DedupID != "" {
-				args = append(args, nm.DedupScope, dedupCut, res.Results[i].SequenceNumber,
-					t.now.Add(p.DedupWindow), p.DedupWindow > 0)
-				i := i
-				b.Queue(sendDedupSQL, args...).Query(func(rows pgx.Rows) error {
-					for rows.Next() {
-						var id, sn string
-						if err := rows.Scan(&id, &sn); err != nil {
-							return err
-						}
-						res.Results[i] = stores.SendResult{MessageID: id, SequenceNumber: sn, Duplicate: true}
-					}
-					return rows.Err()
-				})
-			} else {
+			if !q.fifo {
 				b.Queue(insertMessageSQL, args...)
+				continue
 			}
+			args = append(args, nm.DedupScope, dedupCut, t.now.Add(p.DedupWindow), p.DedupWindow > 0)
+			i := i
+			b.Queue(sendFIFOSQL, args...).QueryRow(func(row pgx.Row) error {
+				var id, sn string
+				var seq int64
+				if err := row.Scan(&id, &sn, &seq); err != nil {
+					return err
+				}
+				if id != "" {
+					res.Results[i] = stores.SendResult{MessageID: id, SequenceNumber: sn, Duplicate: true}
+				} else {
+					res.Results[i].SequenceNumber = formatSeq(seq)
+				}
+				return nil
+			})
 		}
 		if err := t.SendBatch(ctx, b).Close(); err != nil {
 			return err
@@ -338,14 +356,15 @@ func (t *txn) moveInto(ctx context.Context, srcID string, ids []string, dst *que
 	if len(ids) == 0 {
 		return nil
 	}
-	var base any
+	var base any // nil: fresh numbers from message_seq, in the given order
 	if dst.fifo {
-		var b int64
-		if err := t.QueryRow(ctx, "UPDATE queues SET next_seq = next_seq + $2 WHERE id = $1 RETURNING next_seq - $2",
-			dst.id, int64(len(ids))).Scan(&b); err != nil {
+		// Like a send, a move into a FIFO group holds the group's send lock,
+		// so the group's sequence order stays its commit order.
+		if _, err := t.Exec(ctx, `SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0))) FROM (
+				SELECT DISTINCT $3 || chr(30) || 's' || chr(31) || group_id AS k FROM messages
+				WHERE queue_id = $1 AND message_id = ANY($2::text[]) ORDER BY 1) keys`, srcID, ids, dst.id); err != nil {
 			return err
 		}
-		base = b
 	}
 	if _, err := t.Exec(ctx, moveSQL, srcID, ids, dst.id, base, t.now, redriveFrom != "", redriveFrom); err != nil {
 		return err

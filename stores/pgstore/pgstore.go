@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,6 +36,9 @@ import (
 )
 
 // Options configure a Store.
+// DefaultMaxConns is the pool size when neither Options nor the DSN sets one.
+const DefaultMaxConns = 16
+
 type Options struct {
 	Logger *slog.Logger
 	// Schema, when set, is where the store's tables live (created if
@@ -45,7 +49,8 @@ type Options struct {
 	// "_<schema>" appended when Schema is set, so stores in different
 	// schemas of one database do not wake each other.
 	Channel string
-	// MaxConns overrides the pool size (pgxpool's default otherwise).
+	// MaxConns overrides the pool size. The default is pool_max_conns from
+	// the DSN, else DefaultMaxConns.
 	MaxConns int32
 	// MaxRetries is how often a transaction is retried after a
 	// serialization failure or deadlock; default 8.
@@ -78,6 +83,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if !strings.Contains(dsn, "pool_max_conns") {
+		// pgxpool's own default (max(4, CPUs)) starves a server whose
+		// requests are mostly short transactions waiting on commits.
+		cfg.MaxConns = DefaultMaxConns
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
@@ -278,6 +288,9 @@ const seqBase uint64 = 10000000000000000000
 
 func formatSeq(off int64) string { return strconv.FormatUint(seqBase+uint64(off), 10) }
 
+// seqBaseSQL is seqBase as a SQL numeric literal.
+const seqBaseSQL = "10000000000000000000::numeric"
+
 // ---- queue rows
 
 // queueRow is what operations need of a queue.
@@ -334,17 +347,23 @@ func (t *txn) queue(ctx context.Context, name, id string, now time.Time, mode lo
 }
 
 // sweepExpired deletes a few messages past retention, skipping rows others
-// hold: cheap housekeeping in passing.
+// hold: cheap housekeeping in passing (claims do it one time in sweepEvery;
+// Maintain does the rest). Ordered by sent_at so that it is one probe of the
+// (queue_id, sent_at) index when nothing is due.
 func (t *txn) sweepExpired(ctx context.Context, q *queueRow, limit int) error {
 	cut := q.cutoff(t.now)
 	if cut.IsZero() {
 		return nil
 	}
-	_, err := t.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1 AND message_id IN (
-		SELECT message_id FROM messages WHERE queue_id = $1 AND sent_at <= $2
-		LIMIT $3 FOR UPDATE SKIP LOCKED)`, q.id, cut, limit)
+	_, err := t.Exec(ctx, `DELETE FROM messages m USING (
+			SELECT message_id FROM messages WHERE queue_id = $1 AND sent_at <= $2
+			ORDER BY sent_at LIMIT $3 FOR UPDATE SKIP LOCKED) due
+		WHERE m.queue_id = $1 AND m.message_id = due.message_id`, q.id, cut, limit)
 	return err
 }
+
+// sweepEvery: a claim sweeps expired messages with probability 1/sweepEvery.
+const sweepEvery = 8
 
 // sentAfter is the SQL value for "sent after the retention cutoff": -infinity
 // when the queue keeps messages forever.

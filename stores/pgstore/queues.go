@@ -258,7 +258,8 @@ func (s *Store) Maintain(ctx context.Context, now time.Time) error {
 		b.Queue(`DELETE FROM messages m USING queues q
 			WHERE m.queue_id = q.id AND q.retention_us > 0
 			  AND m.sent_at <= $1::timestamptz - q.retention_us * interval '1 microsecond'`, t.now)
-		// Rows of incarnations that no longer exist (none should).
+		// Rows of incarnations that no longer exist (a send racing a
+		// DeleteQueue can leave a few).
 		b.Queue(`DELETE FROM messages m WHERE NOT EXISTS (SELECT 1 FROM queues q WHERE q.id = m.queue_id)`)
 		b.Queue("DELETE FROM dedup WHERE expires_at <= $1", t.now)
 		b.Queue("DELETE FROM receive_attempts WHERE expires_at <= $1", t.now)

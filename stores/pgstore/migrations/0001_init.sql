@@ -11,11 +11,7 @@ CREATE TABLE queues (
     created_at   timestamptz NOT NULL,
     modified_at  timestamptz NOT NULL,
     version      bigint NOT NULL,
-    purged_at    timestamptz,
-    -- FIFO sequence counter: the next SequenceNumber is 10^19 + next_seq.
-    -- Bumped by an UPDATE in the sending transaction, so sequence order is
-    -- commit order within a queue.
-    next_seq     bigint NOT NULL DEFAULT 0
+    purged_at    timestamptz
 );
 
 CREATE TABLE queue_tombstones (
@@ -23,7 +19,10 @@ CREATE TABLE queue_tombstones (
     deleted_at timestamptz NOT NULL
 );
 
--- Standard queues order by a global sequence (no hot row per queue).
+-- Every message takes its number from one sequence: no hot row per queue.
+-- A FIFO SequenceNumber is 10^19 + seq. FIFO sends hold their group's send
+-- lock (an advisory lock) from before they take a number until commit, so
+-- within a group sequence order is commit order.
 CREATE SEQUENCE message_seq;
 
 CREATE TABLE messages (
@@ -95,3 +94,52 @@ CREATE TABLE move_tasks (
 -- At most one active task per source, even under concurrent creates.
 CREATE UNIQUE INDEX move_tasks_active ON move_tasks (source_arn) WHERE status IN ('RUNNING', 'CANCELLING');
 CREATE INDEX move_tasks_started ON move_tasks (started_at DESC, handle);
+
+-- sluice_claim_groups picks and locks the FIFO groups one claim will take
+-- from: groups whose head (first message within retention) is visible, in
+-- the order of their heads, each locked with a transaction-scoped advisory
+-- lock (skipping groups another claim holds), until their visible runs add
+-- up to p_want. A loop rather than one statement so that it stops locking
+-- as soon as it has enough, and so that each run is counted after its lock
+-- was granted (a volatile function takes a fresh snapshot per statement).
+-- Groups in p_taken were taken by this claim already.
+CREATE FUNCTION sluice_claim_groups(p_queue text, p_now timestamptz, p_after timestamptz,
+                                    p_want integer, p_taken text[])
+RETURNS SETOF text LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    h   record;
+    got integer := 0;
+    run integer;
+BEGIN
+    FOR h IN
+        WITH RECURSIVE groups AS (
+            (SELECT group_id FROM messages WHERE queue_id = p_queue ORDER BY group_id LIMIT 1)
+            UNION ALL
+            SELECT (SELECT m.group_id FROM messages m WHERE m.queue_id = p_queue AND m.group_id > g.group_id
+                    ORDER BY m.group_id LIMIT 1)
+            FROM groups g WHERE g.group_id IS NOT NULL
+        )
+        SELECT g.group_id, hd.seq FROM groups g
+        CROSS JOIN LATERAL (
+            SELECT seq, visible_at FROM messages m
+            WHERE m.queue_id = p_queue AND m.group_id = g.group_id AND m.sent_at > p_after
+            ORDER BY seq LIMIT 1
+        ) hd
+        WHERE g.group_id IS NOT NULL AND hd.visible_at <= p_now AND g.group_id <> ALL(p_taken)
+        ORDER BY hd.seq
+    LOOP
+        CONTINUE WHEN NOT pg_try_advisory_xact_lock(hashtextextended(p_queue || chr(31) || h.group_id, 0));
+        SELECT count(*) INTO run FROM (
+            SELECT bool_and(visible_at <= p_now) OVER (ORDER BY seq) AS ok FROM (
+                SELECT seq, visible_at FROM messages
+                WHERE queue_id = p_queue AND group_id = h.group_id AND sent_at > p_after
+                ORDER BY seq LIMIT p_want - got
+            ) r
+        ) k WHERE ok;
+        CONTINUE WHEN run = 0;
+        RETURN NEXT h.group_id;
+        got := got + run;
+        EXIT WHEN got >= p_want;
+    END LOOP;
+END
+$fn$;
