@@ -15,6 +15,10 @@
 #   stop [dir]   Stops the cluster in dir (fast shutdown) and removes dir.
 #                Idempotent.
 #   status [dir] Exit 0 when the cluster in dir is running.
+#   restart [dir] Restarts the running cluster in dir (pg_ctl restart -m fast:
+#                clients are disconnected) on the same port and options,
+#                waits until it accepts connections again; fails when it
+#                does not run. For tests of what survives a server restart.
 #
 # Everything but the export lines goes to stderr. The server runs as a
 # non-root user (initdb refuses root): the current user when it is not root,
@@ -175,12 +179,36 @@ stop() {
   log "stopped and removed $dir"
 }
 
+restart() {
+  bindir="$(find_bindir)" || die "no PostgreSQL binaries"
+  running || die "no running cluster in $dir"
+  owner="$(stat -c %U "$dir/data")"
+  local port
+  port="$(cat "$dir/port")"
+  log "restarting the cluster in $dir (fast)"
+  # Without -o, pg_ctl restart reuses the options of the last start
+  # (postmaster.opts): same port, socket directory and settings.
+  run_as "$bindir/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -m fast -w -t 60 restart >&2 ||
+    { tail -n 30 "$dir/postgres.log" >&2 2>/dev/null || true; die "restart failed (log: $dir/postgres.log)"; }
+  local i
+  for i in $(seq 1 120); do
+    if "$bindir/pg_isready" -q -h 127.0.0.1 -p "$port" -U "$db_user" -d postgres -t 1 >/dev/null 2>&1; then
+      log "ready again on 127.0.0.1:$port"
+      return 0
+    fi
+    sleep 0.5
+  done
+  tail -n 30 "$dir/postgres.log" >&2 2>/dev/null || true
+  die "PostgreSQL did not become ready after the restart (log: $dir/postgres.log)"
+}
+
 case "$cmd" in
 start) start ;;
 stop) stop ;;
+restart) restart ;;
 status)
   bindir="$(find_bindir)" || exit 1
   running
   ;;
-*) die "usage: $0 start|stop|status [dir]" ;;
+*) die "usage: $0 start|stop|status|restart [dir]" ;;
 esac

@@ -23,7 +23,6 @@ package embedded
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -54,8 +53,10 @@ var lockTimeout = time.Second
 
 // Store is a durable stores.Store in a directory. It is safe for concurrent
 // use; only one process (and one Store) can have a directory open at a time.
+// Every stores.Store method but Close is the engine's own; the committer
+// makes each mutation durable before the engine's call returns.
 type Store struct {
-	e  *engine.Engine
+	*engine.Engine
 	db *bolt.DB
 	c  *committer
 
@@ -96,7 +97,7 @@ func Open(dir string) (*Store, error) {
 	}
 	c.onFail = e.Fail
 	go c.loop()
-	return &Store{e: e, db: db, c: c}, nil
+	return &Store{Engine: e, db: db, c: c}, nil
 }
 
 func bucketName(k engine.Kind) []byte { return []byte(k.String()) }
@@ -155,7 +156,7 @@ func initAndLoad(db *bolt.DB) ([]engine.Record, error) {
 // had stopped because of one.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.e.Close() // after this no operation can submit changes
+		s.Engine.Close() // after this no operation can submit changes
 		cerr := s.c.stop()
 		s.closeErr = errors.Join(cerr, s.db.Close())
 	})
@@ -319,76 +320,3 @@ func (c *committer) write(batch [][]engine.Change) error {
 	})
 }
 
-// ---- stores.Store
-
-func (s *Store) QueueCreate(ctx context.Context, p *stores.QueueCreateParams) (*stores.QueueCreateResult, error) {
-	return s.e.QueueCreate(ctx, p)
-}
-
-func (s *Store) QueueGet(ctx context.Context, p *stores.QueueGetParams) (*stores.Queue, error) {
-	return s.e.QueueGet(ctx, p)
-}
-
-func (s *Store) QueueList(ctx context.Context, p *stores.QueueListParams) ([]*stores.Queue, error) {
-	return s.e.QueueList(ctx, p)
-}
-
-func (s *Store) QueueUpdate(ctx context.Context, p *stores.QueueUpdateParams) (*stores.Queue, error) {
-	return s.e.QueueUpdate(ctx, p)
-}
-
-func (s *Store) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) error {
-	return s.e.QueueDelete(ctx, p)
-}
-
-func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) error {
-	return s.e.QueuePurge(ctx, p)
-}
-
-func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*stores.QueueStats, error) {
-	return s.e.QueueStats(ctx, p)
-}
-
-func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
-	return s.e.MessageSend(ctx, p)
-}
-
-func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
-	return s.e.MessageClaim(ctx, p)
-}
-
-func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) (stores.ReceiptOutcome, error) {
-	return s.e.MessageDelete(ctx, p)
-}
-
-func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageChangeVisibilityParams) (*stores.MessageChangeVisibilityResult, error) {
-	return s.e.MessageChangeVisibility(ctx, p)
-}
-
-func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*stores.MessageMoveResult, error) {
-	return s.e.MessageMove(ctx, p)
-}
-
-func (s *Store) MoveTaskCreate(ctx context.Context, p *stores.MoveTaskCreateParams) error {
-	return s.e.MoveTaskCreate(ctx, p)
-}
-
-func (s *Store) MoveTaskList(ctx context.Context, p *stores.MoveTaskListParams) ([]*stores.MoveTask, error) {
-	return s.e.MoveTaskList(ctx, p)
-}
-
-func (s *Store) MoveTaskGet(ctx context.Context, handle string) (*stores.MoveTask, error) {
-	return s.e.MoveTaskGet(ctx, handle)
-}
-
-func (s *Store) MoveTaskUpdate(ctx context.Context, p *stores.MoveTaskUpdateParams) (*stores.MoveTask, error) {
-	return s.e.MoveTaskUpdate(ctx, p)
-}
-
-func (s *Store) Maintain(ctx context.Context, now time.Time) error {
-	return s.e.Maintain(ctx, now)
-}
-
-func (s *Store) Subscribe(queueName string) (<-chan struct{}, func()) {
-	return s.e.Subscribe(queueName)
-}
