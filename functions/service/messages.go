@@ -29,7 +29,7 @@ type sendRequest struct {
 // prepareMessage validates one message against its queue and builds what the
 // store keeps. FIFO requirement errors are returned separately (fifoErr)
 // because batches report them for the whole request.
-func (s *Service) prepareMessage(q *stores.Queue, cfg contract.QueueConfig, r sendRequest) (msg stores.NewMessage, size int, err error) {
+func (s *Service) prepareMessage(cfg contract.QueueConfig, r sendRequest) (msg stores.NewMessage, size int, err error) {
 	if r.Body == nil || *r.Body == "" {
 		return msg, 0, contract.ErrMissingParameter("MessageBody")
 	}
@@ -119,7 +119,7 @@ func (s *Service) SendMessage(ctx context.Context, in *contract.SendMessageInput
 	cfg := contract.ParseQueueConfig(q.Attributes)
 	r := sendRequest{Body: in.MessageBody, DelaySeconds: in.DelaySeconds, Attributes: in.MessageAttributes,
 		SystemAttributes: in.MessageSystemAttributes, DedupID: in.MessageDeduplicationId, GroupID: in.MessageGroupId}
-	msg, _, err := s.prepareMessage(q, cfg, r)
+	msg, _, err := s.prepareMessage(cfg, r)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (s *Service) SendMessageBatch(ctx context.Context, in *contract.SendMessage
 		}); err != nil {
 			return nil, err
 		}
-		msg, size, err := s.prepareMessage(q, cfg, r)
+		msg, size, err := s.prepareMessage(cfg, r)
 		if err != nil {
 			if size > cfg.MaxMessageSize { // batches word this one differently
 				err = contract.ErrInvalidParameterValue(fmt.Sprintf("One or more parameters cannot be validated. Reason: Message must be shorter than %d bytes.", cfg.MaxMessageSize))
@@ -481,26 +481,41 @@ func (s *Service) DeleteMessage(ctx context.Context, in *contract.DeleteMessageI
 }
 
 func (s *Service) DeleteMessageBatch(ctx context.Context, in *contract.DeleteMessageBatchInput) (*contract.DeleteMessageBatchOutput, error) {
-	q, err := s.queueFromURL(ctx, in.QueueUrl)
+	ok, failed, err := receiptBatch(ctx, s, in.QueueUrl, "DeleteMessageBatchRequestEntry", in.Entries,
+		func(e contract.DeleteMessageBatchRequestEntry) string { return e.Id },
+		func(q *stores.Queue, e contract.DeleteMessageBatchRequestEntry) error {
+			return s.deleteOne(ctx, q, e.ReceiptHandle)
+		})
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(in.Entries))
-	for i, e := range in.Entries {
-		ids[i] = e.Id
+	return &contract.DeleteMessageBatchOutput{Successful: ok, Failed: failed}, nil
+}
+
+// receiptBatch runs a batch of per-receipt operations: the request-level
+// checks, then each entry on its own, reported as successful or failed.
+func receiptBatch[E any](ctx context.Context, s *Service, queueURL, entryType string, entries []E,
+	id func(E) string, do func(*stores.Queue, E) error) ([]contract.BatchResultEntry, []contract.BatchResultErrorEntry, error) {
+	q, err := s.queueFromURL(ctx, queueURL)
+	if err != nil {
+		return nil, nil, err
 	}
-	if err := checkBatch("DeleteMessageBatchRequestEntry", ids); err != nil {
-		return nil, err
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = id(e)
 	}
-	out := &contract.DeleteMessageBatchOutput{Successful: []contract.BatchResultEntry{}, Failed: []contract.BatchResultErrorEntry{}}
-	for _, e := range in.Entries {
-		if err := s.deleteOne(ctx, q, e.ReceiptHandle); err != nil {
-			out.Failed = append(out.Failed, entryError(e.Id, err))
+	if err := checkBatch(entryType, ids); err != nil {
+		return nil, nil, err
+	}
+	ok, failed := []contract.BatchResultEntry{}, []contract.BatchResultErrorEntry{}
+	for i, e := range entries {
+		if err := do(q, e); err != nil {
+			failed = append(failed, entryError(ids[i], err))
 			continue
 		}
-		out.Successful = append(out.Successful, contract.BatchResultEntry{Id: e.Id})
+		ok = append(ok, contract.BatchResultEntry{Id: ids[i]})
 	}
-	return out, nil
+	return ok, failed, nil
 }
 
 func (s *Service) changeOne(ctx context.Context, q *stores.Queue, handle string, timeout *int64) error {
@@ -549,24 +564,13 @@ func (s *Service) ChangeMessageVisibility(ctx context.Context, in *contract.Chan
 }
 
 func (s *Service) ChangeMessageVisibilityBatch(ctx context.Context, in *contract.ChangeMessageVisibilityBatchInput) (*contract.ChangeMessageVisibilityBatchOutput, error) {
-	q, err := s.queueFromURL(ctx, in.QueueUrl)
+	ok, failed, err := receiptBatch(ctx, s, in.QueueUrl, "ChangeMessageVisibilityBatchRequestEntry", in.Entries,
+		func(e contract.ChangeMessageVisibilityBatchRequestEntry) string { return e.Id },
+		func(q *stores.Queue, e contract.ChangeMessageVisibilityBatchRequestEntry) error {
+			return s.changeOne(ctx, q, e.ReceiptHandle, e.VisibilityTimeout)
+		})
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(in.Entries))
-	for i, e := range in.Entries {
-		ids[i] = e.Id
-	}
-	if err := checkBatch("ChangeMessageVisibilityBatchRequestEntry", ids); err != nil {
-		return nil, err
-	}
-	out := &contract.ChangeMessageVisibilityBatchOutput{Successful: []contract.BatchResultEntry{}, Failed: []contract.BatchResultErrorEntry{}}
-	for _, e := range in.Entries {
-		if err := s.changeOne(ctx, q, e.ReceiptHandle, e.VisibilityTimeout); err != nil {
-			out.Failed = append(out.Failed, entryError(e.Id, err))
-			continue
-		}
-		out.Successful = append(out.Successful, contract.BatchResultEntry{Id: e.Id})
-	}
-	return out, nil
+	return &contract.ChangeMessageVisibilityBatchOutput{Successful: ok, Failed: failed}, nil
 }
