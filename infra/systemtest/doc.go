@@ -1,0 +1,20 @@
+// Package systemtest holds system tests of sluice: real `sluice serve`
+// processes over a real PostgreSQL, driven over HTTP by the AWS SDK for Go
+// v2. They check what only a deployment shows: several stateless instances
+// acting as one queue service, an instance killed mid-load, a database
+// restart under load, and bad requests leaving no partial state.
+//
+// The tests need DATABASE_URL (a PostgreSQL the tests may create and drop
+// databases in); `make test-go` provides it through
+// infra/scripts/postgres.sh. Without it they skip, unless CI=true or
+// SLUICE_REQUIRE_POSTGRES=1, where they fail. TestPostgresRestart starts a
+// PostgreSQL cluster of its own with the same script, so restarting it does
+// not disturb other tests that share DATABASE_URL.
+//
+// TestMain builds the sluice binary under test from this checkout, with the
+// race detector when the tests run with it (SLUICE_SYSTEMTEST_RACE=0 or 1
+// overrides); SLUICE_SYSTEMTEST_BIN=/path/to/sluice tests a binary built
+// elsewhere instead. -short shrinks the loads.
+//
+// The package has no code outside its tests.
+package systemtest

@@ -1,0 +1,5 @@
+//go:build !race
+
+package systemtest
+
+const raceEnabled = false
