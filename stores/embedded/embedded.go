@@ -319,4 +319,3 @@ func (c *committer) write(batch [][]engine.Change) error {
 		return nil
 	})
 }
-

@@ -4,7 +4,6 @@
 package memstore
 
 import (
-
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/memstore/engine"
 )
