@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sluicehq/sluice/stores"
 )
@@ -55,48 +56,9 @@ const standardClaimSQL = `WITH cand AS (
 	FROM cand JOIN messages m ON m.queue_id = $1 AND m.message_id = cand.message_id
 	WHERE cand.receive_count >= $7`
 
-// fifoGroupsSQL picks and locks the groups of a FIFO claim: see
-// sluice_claim_groups in the migrations. The lock, not this statement's
-// snapshot, decides: the claim statement that follows re-reads each group
-// with a snapshot taken after the lock was granted.
-const fifoGroupsSQL = `SELECT sluice_claim_groups($1, $2, $3, $4, $5::text[])`
-
-// fifoClaimSQL claims from the locked groups $4 (in that order): from each
-// group the messages from its head up to the first one not visible (none
-// when the head is in flight), at most $5 in all. Its snapshot is taken
-// after the group locks were granted, so it sees every claim of these
-// groups that committed before. No SKIP LOCKED here: a
-// skipped row would leave a gap in a group's order, so the statement waits
-// for the rare other writer (a purge, a move) instead.
-const fifoClaimSQL = `WITH grp AS (
-		SELECT g.group_id, g.ord FROM unnest($4::text[]) WITH ORDINALITY AS g(group_id, ord)
-	), cand AS (
-		SELECT r.ord, c.message_id, c.seq, c.receive_count FROM grp r
-		CROSS JOIN LATERAL (
-			SELECT message_id, seq, receive_count FROM messages m
-			WHERE m.queue_id = $1 AND m.group_id = r.group_id AND m.sent_at > $3 AND m.visible_at <= $2
-			  AND m.seq < coalesce((SELECT min(x.seq) FROM messages x WHERE x.queue_id = $1
-				AND x.group_id = r.group_id AND x.visible_at > $2 AND x.sent_at > $3), 9223372036854775807)
-			ORDER BY seq LIMIT $5
-		) c
-		ORDER BY r.ord, c.seq
-		LIMIT $5
-	), upd AS (
-		UPDATE messages m SET receive_count = m.receive_count + 1,
-			first_received_at = coalesce(m.first_received_at, $2),
-			visible_at = $6, token = $7
-		FROM cand
-		WHERE m.queue_id = $1 AND m.message_id = cand.message_id AND cand.receive_count < $8
-		  AND m.visible_at <= $2
-		RETURNING m.*, cand.ord::float8 AS ord1, cand.seq AS ord2
-	)
-	SELECT false AS redrive, ` + msgCols + `, ord1, ord2 FROM upd
-	UNION ALL
-	SELECT true, m.message_id, m.seq, m.group_id, m.dedup_id, m.body, m.attributes, m.system_attributes,
-		m.md5_body, m.md5_attributes, m.md5_system, m.sender_id, m.sent_at, m.receive_count,
-		m.first_received_at, m.dead_letter_source, cand.ord::float8, cand.seq
-	FROM cand JOIN messages m ON m.queue_id = $1 AND m.message_id = cand.message_id
-	WHERE cand.receive_count >= $8`
+// fifoClaimSQL claims from a FIFO queue's groups in the order of their
+// heads, one group lock at a time: see sluice_fifo_claim in the migrations.
+const fifoClaimSQL = `SELECT * FROM sluice_fifo_claim($1, $2, $3, $4, $5, $6, $7, $8::text[], $9)`
 
 type claimRow struct {
 	msg        *stores.StoredMessage
@@ -136,7 +98,86 @@ func (t *txn) claimRows(ctx context.Context, fifo bool, sql string, args ...any)
 	return out, nil
 }
 
+// fifoReceiveSQL is the one-statement FIFO claim: see sluice_fifo_receive.
+const fifoReceiveSQL = `SELECT * FROM sluice_fifo_receive($1, $2, $3, $4, $5, $6) AS (` +
+	`r_redrive boolean, r_message_id text, r_seq bigint, r_group_id text, r_dedup_id text, r_body text,
+	r_attributes bytea, r_system_attributes bytea, r_md5_body text, r_md5_attributes text,
+	r_md5_system text, r_sender_id text, r_sent_at timestamptz, r_receive_count integer,
+	r_first_received_at timestamptz, r_dead_letter_source text, r_ord1 float8, r_ord2 bigint)`
+
+// nextChangeSQL is NextChange of a claim that got nothing, for the fast path.
+const nextChangeSQL = `SELECT min(m.visible_at) FROM queues q JOIN messages m ON m.queue_id = q.id
+	WHERE q.name = $1 AND q.id = $2 AND m.visible_at > coalesce($3::timestamptz, now())
+	  AND (q.retention_us = 0 OR m.sent_at > coalesce($3::timestamptz, now()) - q.retention_us * interval '1 microsecond')`
+
+// fastFIFOClaim is MessageClaim on a FIFO queue known to be FIFO, without
+// an attempt id or a redrive: one statement, its own transaction.
+func (s *Store) fastFIFOClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
+	res := &stores.MessageClaimResult{}
+	err := s.retry(ctx, func() error {
+		res.Messages = nil
+		rows, err := s.pool.Query(ctx, fifoReceiveSQL, p.QueueName, p.QueueID, nowArg(p.Now), p.Max,
+			micros(max(p.VisibilityTimeout, 0)), p.Token)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var out []claimRow
+		for rows.Next() {
+			var r claimRow
+			var ord2 int64
+			m, targets, finish := scanMessage(true, &r.ord1, &ord2)
+			if err := rows.Scan(append([]any{&r.redrive}, targets...)...); err != nil {
+				return err
+			}
+			if err := finish(); err != nil {
+				return err
+			}
+			r.msg, r.ord2 = m, float64(ord2)
+			out = append(out, r)
+		}
+		if err := rows.Err(); err != nil {
+			var pe *pgconn.PgError
+			if errors.As(err, &pe) && pe.Code == "P0002" {
+				return stores.ErrQueueNotFound
+			}
+			return err
+		}
+		sort.SliceStable(out, func(i, j int) bool {
+			if out[i].ord1 != out[j].ord1 {
+				return out[i].ord1 < out[j].ord1
+			}
+			return out[i].ord2 < out[j].ord2
+		})
+		for _, r := range out {
+			res.Messages = append(res.Messages, stores.ClaimedMessage{StoredMessage: *r.msg, Token: p.Token})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Messages) > 0 {
+		if p.VisibilityTimeout <= 0 {
+			s.wake(p.QueueName) // still visible
+		}
+		return res, nil
+	}
+	var next *time.Time
+	if err := s.pool.QueryRow(ctx, nextChangeSQL, p.QueueName, p.QueueID, nowArg(p.Now)).Scan(&next); err != nil {
+		return nil, err
+	}
+	if next != nil {
+		res.NextChange = *next
+	}
+	return res, nil
+}
+
 func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
+	if fifo, ok := s.fifoOf(p.QueueID); ok && fifo && p.QueueID != "" && p.Max > 0 && p.AttemptID == "" &&
+		(p.Redrive == nil || p.Redrive.MaxReceiveCount <= 0 || p.Redrive.QueueName == p.QueueName) {
+		return s.fastFIFOClaim(ctx, p)
+	}
 	var res *stores.MessageClaimResult
 	err := s.run(ctx, func(t *txn) error {
 		res = &stores.MessageClaimResult{}
@@ -144,7 +185,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 		if err != nil {
 			return err
 		}
-		if rand.IntN(sweepEvery) == 0 {
+		if !q.fifo && rand.IntN(sweepEvery) == 0 { // FIFO: in sluice_fifo_claim
 			if err := t.sweepExpired(ctx, q, 100); err != nil {
 				return err
 			}
@@ -221,19 +262,7 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 		var rows []claimRow
 		var err error
 		if q.fifo {
-			var groups []string
-			grows, err := t.Query(ctx, fifoGroupsSQL, q.id, t.now, after, want, taken)
-			if err != nil {
-				return nil, err
-			}
-			groups, err = pgx.CollectRows(grows, pgx.RowTo[string])
-			if err != nil {
-				return nil, err
-			}
-			if len(groups) == 0 {
-				break
-			}
-			rows, err = t.claimRows(ctx, true, fifoClaimSQL, q.id, t.now, after, groups, want, until, p.Token, maxRC)
+			rows, err = t.claimRows(ctx, true, fifoClaimSQL, q.id, t.now, after, want, until, p.Token, maxRC, taken, round == 0)
 			if err != nil {
 				return nil, err
 			}
@@ -260,17 +289,14 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 			}
 		}
 		if len(redrive) > 0 {
-			if err := t.moveInto(ctx, q.id, redrive, dlq, q.name); err != nil {
+			if err := t.moveInto(ctx, q, redrive, dlq, q.name); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		// Standard: SKIP LOCKED gave what there is. FIFO: groups held by
-		// others were skipped and later ones may be free; look again while
-		// rounds yield something.
-		if !q.fifo || len(rows) == 0 {
-			break
-		}
+		// Standard: SKIP LOCKED gave what there is. FIFO: sluice_fifo_claim
+		// went through every available group.
+		break
 	}
 	return got, nil
 }

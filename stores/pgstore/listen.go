@@ -136,3 +136,58 @@ func (s *Store) receive(ctx context.Context, conn *pgx.Conn) error {
 		}
 	}
 }
+
+// notifyOthers queues wake-ups for other instances; the notifier sends them.
+func (s *Store) notifyOthers(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	s.notifyMu.Lock()
+	for _, n := range names {
+		s.notifyPending[n] = struct{}{}
+	}
+	s.notifyMu.Unlock()
+	select {
+	case s.notifyKick <- struct{}{}:
+	default:
+	}
+}
+
+// notifier sends the queued wake-ups, coalesced, each batch in one
+// transaction of its own that does not wait for its commit to reach disk
+// (hints: losing one in a crash costs nothing, every waiter looks again
+// when its listener reconnects). NOTIFY holds a cluster-wide lock from
+// before commit until the commit is done; off the requests' transactions
+// and without a WAL flush, it is held for microseconds.
+func (s *Store) notifier(ctx context.Context) {
+	defer close(s.notifyDone)
+	for {
+		select {
+		case <-s.notifyKick:
+		case <-ctx.Done():
+			s.flushNotify(context.Background()) // the last ones
+			return
+		}
+		s.flushNotify(ctx)
+	}
+}
+
+func (s *Store) flushNotify(ctx context.Context) {
+	s.notifyMu.Lock()
+	if len(s.notifyPending) == 0 {
+		s.notifyMu.Unlock()
+		return
+	}
+	names := make([]string, 0, len(s.notifyPending))
+	for n := range s.notifyPending {
+		names = append(names, n)
+	}
+	clear(s.notifyPending)
+	s.notifyMu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true),
+			(SELECT count(pg_notify($1, n)) FROM unnest($2::text[]) AS n)`, s.channel, names); err != nil && ctx.Err() == nil {
+		s.log.Warn("pgstore: notify", "err", err)
+	}
+}

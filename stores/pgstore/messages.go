@@ -78,7 +78,11 @@ const insertMessageSQL = `INSERT INTO messages (queue_id, message_id, seq, group
 // sendFIFOSQL stores one FIFO message unless its dedup key ($5, in scope
 // $15; empty: no dedup) was used within the window, in one statement. It
 // returns the original's id and SequenceNumber for a duplicate, or the new
-// message's sequence. The sending transaction holds the advisory locks of
+// message's sequence. A message to a group without a row in fifo_groups
+// makes the row (it is the group's head). The existence check is a plain
+// read, so a send does not wait for a claim that is updating the row; it is
+// enough because rows are deleted only under the group's send lock, which
+// this transaction took before this statement's snapshot. The sending transaction holds the advisory locks of
 // the message's group and dedup key (sendLocks), so the check and the marker
 // are atomic and a group's sequence order is its commit order.
 const sendFIFOSQL = `WITH dup AS (
@@ -96,6 +100,11 @@ const sendFIFOSQL = `WITH dup AS (
 		WHERE $5 <> '' AND $18::boolean
 		ON CONFLICT (queue_id, scope, dedup_id) DO UPDATE SET message_id = excluded.message_id,
 			seq = excluded.seq, created_at = excluded.created_at, expires_at = excluded.expires_at
+	), grp AS (
+		INSERT INTO fifo_groups (queue_id, group_id, head_seq, avail_at)
+		SELECT $1, $4, ins.seq, $14 FROM ins
+		WHERE NOT EXISTS (SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = $4)
+		ON CONFLICT (queue_id, group_id) DO NOTHING
 	)
 	SELECT message_id, seq, 0::bigint FROM dup
 	UNION ALL
@@ -264,19 +273,29 @@ func (d *delivery) outcome(token string, now time.Time) stores.ReceiptOutcome {
 
 func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) (stores.ReceiptOutcome, error) {
 	var out stores.ReceiptOutcome
-	err := s.run(ctx, func(t *txn) error {
-		d, err := t.lockDelivery(ctx, p.QueueName, p.QueueID, p.MessageID, p.Now)
-		if err != nil {
+	err := s.retry(ctx, func() error {
+		// One statement, so one round trip: see sluice_delete.
+		var code *int32
+		var fifo *bool
+		if err := s.pool.QueryRow(ctx, "SELECT * FROM sluice_delete($1, $2, $3, $4, $5, $6)",
+			p.QueueName, p.QueueID, p.MessageID, p.Token, p.KeepExpired, nowArg(p.Now)).Scan(&code, &fifo); err != nil {
 			return err
 		}
-		out = d.outcome(p.Token, t.now)
-		if out == stores.ReceiptCurrent || (out == stores.ReceiptExpired && !p.KeepExpired) {
-			if _, err := t.Exec(ctx, "DELETE FROM messages WHERE queue_id = $1 AND message_id = $2", d.queueID, p.MessageID); err != nil {
-				return err
-			}
-			if d.fifo {
-				t.wake(d.queueName) // the group's next message may be receivable
-			}
+		if code == nil {
+			return stores.ErrQueueNotFound
+		}
+		switch *code {
+		case 0:
+			out = stores.ReceiptCurrent
+		case 1:
+			out = stores.ReceiptExpired
+		case 2:
+			out = stores.ReceiptStale
+		default:
+			out = stores.ReceiptGone
+		}
+		if *fifo && (out == stores.ReceiptCurrent || (out == stores.ReceiptExpired && !p.KeepExpired)) {
+			s.wake(p.QueueName) // the group's next message may be receivable
 		}
 		return nil
 	})
@@ -302,9 +321,26 @@ func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageCh
 			res.TooLong = true
 			return nil
 		}
+		if d.fifo {
+			// The group's row lock, as claims take it, and the row put
+			// right after (the message may be the group's head). Taken
+			// after the message's lock: a claim, which takes them the other
+			// way round, never wants a message that is in flight.
+			if _, err := t.Exec(ctx, `SELECT count(*) FROM (SELECT 1 FROM fifo_groups WHERE queue_id = $1
+				AND group_id = (SELECT group_id FROM messages WHERE queue_id = $1 AND message_id = $2) FOR NO KEY UPDATE) g`,
+				d.queueID, p.MessageID); err != nil {
+				return err
+			}
+		}
 		if _, err := t.Exec(ctx, "UPDATE messages SET visible_at = $3 WHERE queue_id = $1 AND message_id = $2",
 			d.queueID, p.MessageID, until); err != nil {
 			return err
+		}
+		if d.fifo {
+			if _, err := t.Exec(ctx, `SELECT sluice_fix_group($1, (SELECT group_id FROM messages WHERE queue_id = $1 AND message_id = $2))`,
+				d.queueID, p.MessageID); err != nil {
+				return err
+			}
 		}
 		if !until.After(t.now) {
 			t.wake(d.queueName)
@@ -352,9 +388,23 @@ const moveSQL = `WITH moved AS (
 // moveInto moves the messages ids (locked by this transaction, in order) of
 // the queue incarnation srcID into dst. redriveFrom, when not empty, keeps
 // their receive history and marks them as dead letters from that queue.
-func (t *txn) moveInto(ctx context.Context, srcID string, ids []string, dst *queueRow, redriveFrom string) error {
+func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *queueRow, redriveFrom string) error {
 	if len(ids) == 0 {
 		return nil
+	}
+	srcID := src.id
+	var srcGroups []string
+	if src.fifo {
+		if err := t.QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT group_id ORDER BY group_id), '{}') FROM messages
+			WHERE queue_id = $1 AND message_id = ANY($2::text[])`, srcID, ids).Scan(&srcGroups); err != nil {
+			return err
+		}
+		// The groups' row locks before the messages change (claims of this
+		// transaction hold them already).
+		if _, err := t.Exec(ctx, `SELECT count(*) FROM (SELECT 1 FROM fifo_groups WHERE queue_id = $1
+			AND group_id = ANY($2::text[]) ORDER BY group_id FOR NO KEY UPDATE) g`, srcID, srcGroups); err != nil {
+			return err
+		}
 	}
 	var base any // nil: fresh numbers from message_seq, in the given order
 	if dst.fifo {
@@ -368,6 +418,21 @@ func (t *txn) moveInto(ctx context.Context, srcID string, ids []string, dst *que
 	}
 	if _, err := t.Exec(ctx, moveSQL, srcID, ids, dst.id, base, t.now, redriveFrom != "", redriveFrom); err != nil {
 		return err
+	}
+	if dst.fifo {
+		// Groups new to the destination get their rows (under the send
+		// locks taken above); the others' heads did not change.
+		if _, err := t.Exec(ctx, `INSERT INTO fifo_groups (queue_id, group_id, head_seq, avail_at)
+			SELECT $1, group_id, min(seq), $3 FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[])
+			GROUP BY group_id ORDER BY group_id
+			ON CONFLICT (queue_id, group_id) DO NOTHING`, dst.id, ids, t.now); err != nil {
+			return err
+		}
+	}
+	if len(srcGroups) > 0 {
+		if _, err := t.Exec(ctx, `SELECT count(sluice_fix_group($1, g)) FROM unnest($2::text[]) AS g`, srcID, srcGroups); err != nil {
+			return err
+		}
 	}
 	t.wake(dst.name)
 	return nil
@@ -458,7 +523,7 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 				if to == nil || to.name != name {
 					to = dests[name]
 				}
-				if err := t.moveInto(ctx, src.id, byDest[name], to, ""); err != nil {
+				if err := t.moveInto(ctx, src, byDest[name], to, ""); err != nil {
 					return err
 				}
 			}

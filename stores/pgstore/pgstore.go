@@ -1,19 +1,26 @@
 // Package pgstore is a stores.Store on PostgreSQL (pgx v5).
 //
 // Every Store method is one READ COMMITTED transaction, retried a few times
-// on serialization failures and deadlocks. Concurrency comes from row locks:
-// claims take messages with FOR UPDATE SKIP LOCKED; FIFO claims first take a
-// transaction-scoped advisory lock per message group, so two transactions
-// never hand out the same group; FIFO sends bump the queue's sequence
-// counter with an UPDATE, so sequence order is commit order within a queue.
+// on serialization failures and deadlocks; the hot ones (MessageDelete, the
+// common FIFO claim) are one statement calling a PL/pgSQL function, so one
+// round trip. Concurrency comes from row locks: standard claims take
+// messages with FOR UPDATE SKIP LOCKED; FIFO claims lock the group's row in
+// fifo_groups (SKIP LOCKED), so two transactions never hand out the same
+// group; FIFO sends hold a per-group advisory send lock from before they
+// take a number from message_seq until commit, so within a group sequence
+// order is commit order.
 //
 // Time: when a params struct's Now is zero the transaction uses the
 // database's clock (now(), the transaction's start); otherwise every
 // comparison uses the given Now.
 //
-// Wake-ups: writes that may make a queue receivable issue pg_notify on the
-// store's channel in their transaction; one listening connection per Store
-// fans them out to Subscribe channels.
+// Wake-ups: after a write that may make a queue receivable commits, the
+// Store wakes its own subscribers at once and queues the queue's name for
+// the notifier, which sends pg_notify on the store's channel for other
+// instances, coalesced, in its own transaction. (A transaction that issues
+// NOTIFY holds a cluster-wide lock through its commit, so notifying inside
+// every send or delete would serialize them on the WAL flush.) One listening
+// connection per Store fans notifications out to Subscribe channels.
 package pgstore
 
 import (
@@ -69,7 +76,16 @@ type Store struct {
 
 	stopListen context.CancelFunc
 	listenDone chan struct{}
-	closeOnce  sync.Once
+
+	// fifoByID caches whether a queue incarnation is FIFO (it never
+	// changes), so that claims can take the one-statement path.
+	fifoByID sync.Map
+
+	notifyMu      sync.Mutex
+	notifyPending map[string]struct{}
+	notifyKick    chan struct{}
+	notifyDone    chan struct{}
+	closeOnce     sync.Once
 }
 
 var _ stores.Store = (*Store)(nil)
@@ -122,23 +138,30 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		channel: channel,
 		retries: opts.MaxRetries,
 		subs:    map[string]map[*subscription]struct{}{},
+
+		notifyPending: map[string]struct{}{},
+		notifyKick:    make(chan struct{}, 1),
+		notifyDone:    make(chan struct{}),
 	}
 	lctx, cancel := context.WithCancel(context.Background())
 	s.stopListen = cancel
 	s.listenDone = make(chan struct{})
 	ready := make(chan error, 1)
 	go s.listen(lctx, cfg.ConnConfig.Copy(), ready)
+	go s.notifier(lctx)
 	select {
 	case err := <-ready:
 		if err != nil {
 			cancel()
 			<-s.listenDone
+			<-s.notifyDone
 			pool.Close()
 			return nil, err
 		}
 	case <-ctx.Done():
 		cancel()
 		<-s.listenDone
+		<-s.notifyDone
 		pool.Close()
 		return nil, ctx.Err()
 	}
@@ -170,6 +193,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopListen()
 		<-s.listenDone
+		<-s.notifyDone
 		s.pool.Close()
 	})
 	return nil
@@ -185,8 +209,8 @@ type txn struct {
 	notify []string
 }
 
-// wake records that a queue may have become receivable; the notification is
-// sent in the transaction and delivered when it commits.
+// wake records that a queue may have become receivable; after the commit,
+// local subscribers are woken and other instances are told (notifyOthers).
 func (t *txn) wake(name string) {
 	for _, n := range t.notify {
 		if n == name {
@@ -204,7 +228,8 @@ func (s *Store) run(ctx context.Context, fn func(t *txn) error) error {
 		var notify []string
 		notify, err = s.runOnce(ctx, fn)
 		if err == nil {
-			s.fanOut(notify) // local subscribers learn at once; LISTEN tells the others
+			s.fanOut(notify) // local subscribers learn at once
+			s.notifyOthers(notify)
 			return nil
 		}
 		if !retryable(err) || attempt >= s.retries || ctx.Err() != nil {
@@ -220,6 +245,40 @@ func (s *Store) run(ctx context.Context, fn func(t *txn) error) error {
 	}
 }
 
+func (s *Store) fifoOf(queueID string) (fifo, ok bool) {
+	v, ok := s.fifoByID.Load(queueID)
+	if !ok {
+		return false, false
+	}
+	return v.(bool), true
+}
+
+// retry runs fn, an operation of one statement (its own transaction),
+// again on serialization failures and deadlocks, like run.
+func (s *Store) retry(ctx context.Context, fn func() error) error {
+	for attempt := 0; ; attempt++ {
+		err := fn()
+		if err == nil || !retryable(err) || attempt >= s.retries || ctx.Err() != nil {
+			return err
+		}
+		d := time.Duration(1<<min(attempt, 6)) * time.Millisecond
+		d += time.Duration(rand.Int64N(int64(d)))
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// wake tells subscribers, here and (through the notifier) elsewhere, that
+// a queue may have become receivable; call it after the commit.
+func (s *Store) wake(name string) {
+	names := []string{name}
+	s.fanOut(names)
+	s.notifyOthers(names)
+}
+
 func (s *Store) runOnce(ctx context.Context, fn func(t *txn) error) (notify []string, err error) {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
@@ -233,11 +292,6 @@ func (s *Store) runOnce(ctx context.Context, fn func(t *txn) error) (notify []st
 	}()
 	if err = fn(t); err != nil {
 		return nil, err
-	}
-	if len(t.notify) > 0 {
-		if _, err = tx.Exec(ctx, "SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n", s.channel, t.notify); err != nil {
-			return nil, err
-		}
 	}
 	if err = tx.Commit(ctx); err != nil {
 		return nil, err
@@ -339,6 +393,7 @@ func (t *txn) queue(ctx context.Context, name, id string, now time.Time, mode lo
 	if t.now.IsZero() {
 		t.now = dbNow.Truncate(time.Microsecond)
 	}
+	t.s.fifoByID.Store(q.id, q.fifo)
 	if id != "" && id != q.id {
 		return nil, stores.ErrQueueNotFound
 	}
@@ -354,6 +409,10 @@ func (t *txn) sweepExpired(ctx context.Context, q *queueRow, limit int) error {
 	cut := q.cutoff(t.now)
 	if cut.IsZero() {
 		return nil
+	}
+	if q.fifo {
+		_, err := t.Exec(ctx, "SELECT sluice_fifo_sweep($1, $2, $3)", q.id, cut, limit)
+		return err
 	}
 	_, err := t.Exec(ctx, `DELETE FROM messages m USING (
 			SELECT message_id FROM messages WHERE queue_id = $1 AND sent_at <= $2

@@ -191,6 +191,7 @@ func (s *Store) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) er
 		}
 		b := &pgx.Batch{}
 		b.Queue("DELETE FROM messages WHERE queue_id = $1", q.id)
+		b.Queue("DELETE FROM fifo_groups WHERE queue_id = $1", q.id)
 		b.Queue("DELETE FROM dedup WHERE queue_id = $1", q.id)
 		b.Queue("DELETE FROM receive_attempts WHERE queue_id = $1", q.id)
 		b.Queue("DELETE FROM queues WHERE name = $1", q.name)
@@ -214,7 +215,16 @@ func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) erro
 			return stores.ErrPurgeInProgress
 		}
 		b := &pgx.Batch{}
+		if q.fifo {
+			// Group locks first, as claims take them.
+			b.Queue(`SELECT count(*) FROM (SELECT 1 FROM fifo_groups WHERE queue_id = $1
+				ORDER BY group_id FOR NO KEY UPDATE) g`, q.id)
+		}
 		b.Queue("DELETE FROM messages WHERE queue_id = $1", q.id)
+		if q.fifo {
+			// Rows of groups that a send racing the purge refilled stay.
+			b.Queue("SELECT count(sluice_fix_group($1, group_id)) FROM fifo_groups WHERE queue_id = $1", q.id)
+		}
 		// Like SQS, a purge also forgets deduplication ids and receive attempts.
 		b.Queue("DELETE FROM dedup WHERE queue_id = $1", q.id)
 		b.Queue("DELETE FROM receive_attempts WHERE queue_id = $1", q.id)
@@ -255,12 +265,16 @@ func (s *Store) Maintain(ctx context.Context, now time.Time) error {
 			return err
 		}
 		b := &pgx.Batch{}
+		// FIFO queues: by group, keeping their rows in fifo_groups right.
+		b.Queue(`SELECT count(sluice_fifo_sweep(q.id, $1::timestamptz - q.retention_us * interval '1 microsecond', 1000000))
+			FROM queues q WHERE q.fifo AND q.retention_us > 0`, t.now)
 		b.Queue(`DELETE FROM messages m USING queues q
-			WHERE m.queue_id = q.id AND q.retention_us > 0
+			WHERE m.queue_id = q.id AND NOT q.fifo AND q.retention_us > 0
 			  AND m.sent_at <= $1::timestamptz - q.retention_us * interval '1 microsecond'`, t.now)
 		// Rows of incarnations that no longer exist (a send racing a
 		// DeleteQueue can leave a few).
 		b.Queue(`DELETE FROM messages m WHERE NOT EXISTS (SELECT 1 FROM queues q WHERE q.id = m.queue_id)`)
+		b.Queue(`DELETE FROM fifo_groups f WHERE NOT EXISTS (SELECT 1 FROM queues q WHERE q.id = f.queue_id)`)
 		b.Queue("DELETE FROM dedup WHERE expires_at <= $1", t.now)
 		b.Queue("DELETE FROM receive_attempts WHERE expires_at <= $1", t.now)
 		b.Queue("DELETE FROM queue_tombstones WHERE deleted_at <= $1", t.now.Add(-TombstoneTTL))
