@@ -22,14 +22,17 @@ import (
 //  3. otherwise the claim proper (standard or FIFO, below), moving
 //     over-received candidates to the dead-letter queue instead of returning
 //     them, and trying again for what is left of Max;
-//  4. NextChange from the (queue_id, visible_at) index.
+//  4. NextChange, when the claim got nothing: Standard from the queue's
+//     messages (all of them in flight or delayed then), FIFO from the
+//     groups' avail_at (a group's head is the next to become receivable).
 
 // claimRowCols is what both claim statements return per row: whether the
 // candidate is to be redriven, the message, and its order in the result.
 const claimRowCols = `redrive, ` + msgCols + `, ord1, ord2`
 
-// standardClaimSQL locks up to $4 visible messages, oldest visible first,
-// skipping rows other transactions hold, and claims those received fewer
+// standardClaimSQL locks up to $4 visible messages, oldest (by seq) first,
+// skipping rows other transactions hold, walking (queue_id, seq) past the
+// few messages in flight or delayed at the front, and claims those received fewer
 // than $7 times. A row that another claimer updated and committed after
 // this statement's snapshot is re-checked by the row lock (READ COMMITTED
 // follows the update chain and re-evaluates visible_at <= now), so it is
@@ -37,7 +40,7 @@ const claimRowCols = `redrive, ` + msgCols + `, ord1, ord2`
 const standardClaimSQL = `WITH cand AS (
 		SELECT message_id, seq, visible_at, receive_count FROM messages
 		WHERE queue_id = $1 AND visible_at <= $2 AND sent_at > $3 AND message_id <> ALL($8::text[])
-		ORDER BY visible_at, seq
+		ORDER BY seq
 		LIMIT $4
 		FOR UPDATE SKIP LOCKED
 	), upd AS (
@@ -46,13 +49,13 @@ const standardClaimSQL = `WITH cand AS (
 			visible_at = $5, token = $6
 		FROM cand
 		WHERE m.queue_id = $1 AND m.message_id = cand.message_id AND cand.receive_count < $7
-		RETURNING m.*, extract(epoch FROM cand.visible_at)::float8 AS ord1, cand.seq AS ord2
+		RETURNING m.*, 0::float8 AS ord1, cand.seq AS ord2
 	)
 	SELECT false AS redrive, ` + msgCols + `, ord1, ord2 FROM upd
 	UNION ALL
 	SELECT true, m.message_id, m.seq, m.group_id, m.dedup_id, m.body, m.attributes, m.system_attributes,
 		m.md5_body, m.md5_attributes, m.md5_system, m.sender_id, m.sent_at, m.receive_count,
-		m.first_received_at, m.dead_letter_source, extract(epoch FROM cand.visible_at)::float8, cand.seq
+		m.first_received_at, m.dead_letter_source, 0::float8, cand.seq
 	FROM cand JOIN messages m ON m.queue_id = $1 AND m.message_id = cand.message_id
 	WHERE cand.receive_count >= $7`
 
@@ -105,10 +108,15 @@ const fifoReceiveSQL = `SELECT * FROM sluice_fifo_receive($1, $2, $3, $4, $5, $6
 	r_md5_system text, r_sender_id text, r_sent_at timestamptz, r_receive_count integer,
 	r_first_received_at timestamptz, r_dead_letter_source text, r_ord1 float8, r_ord2 bigint)`
 
-// nextChangeSQL is NextChange of a claim that got nothing, for the fast path.
-const nextChangeSQL = `SELECT min(m.visible_at) FROM queues q JOIN messages m ON m.queue_id = q.id
-	WHERE q.name = $1 AND q.id = $2 AND m.visible_at > coalesce($3::timestamptz, now())
-	  AND (q.retention_us = 0 OR m.sent_at > coalesce($3::timestamptz, now()) - q.retention_us * interval '1 microsecond')`
+// nextChangeSQL is NextChange of a FIFO claim that got nothing, for the
+// fast path: when the next group head becomes visible. (avail_at is never
+// later than the head's visible_at; a head that is deleted or a send wakes
+// waiters anyway.)
+const nextChangeSQL = `SELECT min(f.avail_at) FROM queues q JOIN fifo_groups f ON f.queue_id = q.id
+	WHERE q.name = $1 AND q.id = $2 AND f.avail_at > coalesce($3::timestamptz, now())`
+
+// fifoNextChangeSQL is nextChangeSQL inside a claim's transaction.
+const fifoNextChangeSQL = `SELECT min(avail_at) FROM fifo_groups WHERE queue_id = $1 AND avail_at > $2`
 
 // fastFIFOClaim is MessageClaim on a FIFO queue known to be FIFO, without
 // an attempt id or a redrive: one statement, its own transaction.
@@ -227,9 +235,15 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 			return nil // NextChange only matters to a receive that waits
 		}
 		var next *time.Time
-		if err := t.QueryRow(ctx, `SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND visible_at > $2 AND sent_at > $3`,
-			q.id, t.now, after).Scan(&next); err != nil {
-			return err
+		var err2 error
+		if q.fifo {
+			err2 = t.QueryRow(ctx, fifoNextChangeSQL, q.id, t.now).Scan(&next)
+		} else {
+			err2 = t.QueryRow(ctx, `SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND visible_at > $2 AND sent_at > $3`,
+				q.id, t.now, after).Scan(&next)
+		}
+		if err2 != nil {
+			return err2
 		}
 		if next != nil {
 			res.NextChange = *next

@@ -65,45 +65,68 @@ func scanMessage(fifo bool, dest ...any) (*stores.StoredMessage, []any, func() e
 
 // ---- send
 
-const insertMessageSQL = `INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes,
+// A send is one pgx.Batch outside an explicit transaction: PostgreSQL runs
+// the statements of one batch (one Sync) as one implicit transaction, so the
+// send is atomic, takes one round trip and returns after its commit (as
+// durable as the server's synchronous_commit makes it). Each statement reads
+// the queue row ($1 name, $2 incarnation) itself and stores nothing when it
+// is missing; times come from the given now ($3) or the database clock
+// (now(), the implicit transaction's start, so one value for the batch).
+// No lock on the queue row: sends to one queue run in parallel. A send
+// racing a DeleteQueue can leave rows of the dead incarnation, which nothing
+// reads and Maintain removes.
+
+// sendStandardSQL stores one message of a Standard queue ($4 id ... $13
+// sender, $14 delay in microseconds) and returns its seq.
+const sendStandardSQL = `INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes,
 		system_attributes, md5_body, md5_attributes, md5_system, sender_id, sent_at, visible_at)
-	VALUES ($1, $2, coalesce($3::bigint, nextval('message_seq')), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+	SELECT q.id, $4, nextval('message_seq'), $5, $6, $7, $8, $9, $10, $11, $12, $13,
+		coalesce($3::timestamptz, now()), coalesce($3::timestamptz, now()) + $14::bigint * interval '1 microsecond'
+	FROM queues q WHERE q.name = $1 AND q.id = $2
 	ON CONFLICT (queue_id, message_id) DO UPDATE SET seq = excluded.seq, group_id = excluded.group_id,
 		dedup_id = excluded.dedup_id, body = excluded.body, attributes = excluded.attributes,
 		system_attributes = excluded.system_attributes, md5_body = excluded.md5_body,
 		md5_attributes = excluded.md5_attributes, md5_system = excluded.md5_system,
 		sender_id = excluded.sender_id, sent_at = excluded.sent_at, visible_at = excluded.visible_at,
-		receive_count = 0, first_received_at = NULL, token = '', dead_letter_source = ''`
+		receive_count = 0, first_received_at = NULL, token = '', dead_letter_source = ''
+	RETURNING seq`
 
-// sendFIFOSQL stores one FIFO message unless its dedup key ($5, in scope
-// $15; empty: no dedup) was used within the window, in one statement. It
-// returns the original's id and SequenceNumber for a duplicate, or the new
-// message's sequence. A message to a group without a row in fifo_groups
-// makes the row (it is the group's head). The existence check is a plain
-// read, so a send does not wait for a claim that is updating the row; it is
-// enough because rows are deleted only under the group's send lock, which
-// this transaction took before this statement's snapshot. The sending transaction holds the advisory locks of
-// the message's group and dedup key (sendLocks), so the check and the marker
-// are atomic and a group's sequence order is its commit order.
-const sendFIFOSQL = `WITH dup AS (
-		SELECT message_id, seq FROM dedup
-		WHERE $5 <> '' AND queue_id = $1 AND scope = $15 AND dedup_id = $5 AND created_at > $16
+// sendFIFOSQL stores one FIFO message unless its dedup key ($6, in scope
+// $15; empty: no dedup) was used within the window ($16 microseconds; 0:
+// no dedup markers), in one statement. It returns the original's id and
+// SequenceNumber for a duplicate, or the new message's sequence; nothing
+// when the queue is missing. A message to a group without a row in
+// fifo_groups makes the row (it is the group's head). The existence check is
+// a plain read, so a send does not wait for a claim that is updating the
+// row; it is enough because rows are deleted only under the group's send
+// lock, which this transaction took (sendLockSQL, earlier in the batch)
+// before this statement's snapshot. The send holds the advisory locks of the
+// message's group and dedup key, so the check and the marker are atomic and
+// a group's sequence order is its commit order.
+const sendFIFOSQL = `WITH q AS (
+		SELECT id, coalesce($3::timestamptz, now()) AS now FROM queues WHERE name = $1 AND id = $2
+	), dup AS (
+		SELECT d.message_id, d.seq FROM dedup d, q
+		WHERE $6 <> '' AND d.queue_id = q.id AND d.scope = $15 AND d.dedup_id = $6
+		  AND d.created_at > q.now - $16::bigint * interval '1 microsecond'
 	), ins AS (
 		INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes,
 			system_attributes, md5_body, md5_attributes, md5_system, sender_id, sent_at, visible_at)
-		SELECT $1, $2, coalesce($3::bigint, nextval('message_seq')), $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14
-		WHERE NOT EXISTS (SELECT 1 FROM dup)
-		RETURNING seq
+		SELECT q.id, $4, nextval('message_seq'), $5, $6, $7, $8, $9, $10, $11, $12, $13,
+			q.now, q.now + $14::bigint * interval '1 microsecond'
+		FROM q WHERE NOT EXISTS (SELECT 1 FROM dup)
+		RETURNING seq, sent_at, visible_at
 	), mark AS (
 		INSERT INTO dedup (queue_id, scope, dedup_id, message_id, seq, created_at, expires_at)
-		SELECT $1, $15, $5, $2, (` + seqBaseSQL + ` + ins.seq)::text, $13, $17 FROM ins
-		WHERE $5 <> '' AND $18::boolean
+		SELECT $2, $15, $6, $4, (` + seqBaseSQL + ` + ins.seq)::text, ins.sent_at,
+			ins.sent_at + $16::bigint * interval '1 microsecond' FROM ins
+		WHERE $6 <> '' AND $16::bigint > 0
 		ON CONFLICT (queue_id, scope, dedup_id) DO UPDATE SET message_id = excluded.message_id,
 			seq = excluded.seq, created_at = excluded.created_at, expires_at = excluded.expires_at
 	), grp AS (
 		INSERT INTO fifo_groups (queue_id, group_id, head_seq, avail_at)
-		SELECT $1, $4, ins.seq, $14 FROM ins
-		WHERE NOT EXISTS (SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = $4)
+		SELECT $2, $5, ins.seq, ins.visible_at FROM ins
+		WHERE NOT EXISTS (SELECT 1 FROM fifo_groups WHERE queue_id = $2 AND group_id = $5)
 		ON CONFLICT (queue_id, group_id) DO NOTHING
 	)
 	SELECT message_id, seq, 0::bigint FROM dup
@@ -139,72 +162,103 @@ func sendLocks(queueID string, msgs []stores.NewMessage) []string {
 
 func groupSendKey(queueID, group string) string { return queueID + "\x1es\x1f" + group }
 
+// sendTarget is the queue incarnation a send goes to and whether it is
+// FIFO: from the cache, else read (once per incarnation and process).
+func (s *Store) sendTarget(ctx context.Context, name, id string) (string, bool, error) {
+	if id != "" {
+		if fifo, ok := s.fifoOf(id); ok {
+			return id, fifo, nil
+		}
+	}
+	var qid string
+	var fifo bool
+	err := s.pool.QueryRow(ctx, "SELECT id, fifo FROM queues WHERE name = $1", name).Scan(&qid, &fifo)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && id != "" && id != qid {
+		return "", false, stores.ErrQueueNotFound
+	}
+	if err != nil {
+		return "", false, err
+	}
+	s.fifoByID.Store(qid, fifo)
+	return qid, fifo, nil
+}
+
 func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
-	var res *stores.MessageSendResult
-	err := s.run(ctx, func(t *txn) error {
-		// No lock on the queue row: sends to one queue run in parallel. A
-		// send racing a DeleteQueue can leave rows of the dead incarnation,
-		// which nothing reads and Maintain removes.
-		q, err := t.queue(ctx, p.QueueName, p.QueueID, p.Now, lockNone)
-		if err != nil {
-			return err
+	qid, fifo, err := s.sendTarget(ctx, p.QueueName, p.QueueID)
+	if err != nil {
+		return nil, err
+	}
+	res := &stores.MessageSendResult{Results: make([]stores.SendResult, len(p.Messages))}
+	if len(p.Messages) == 0 {
+		return res, nil
+	}
+	type encoded struct{ attrs, sys []byte }
+	enc := make([]encoded, len(p.Messages))
+	for i := range p.Messages {
+		var err error
+		if enc[i].attrs, err = encodeAttrs(p.Messages[i].Attributes); err != nil {
+			return nil, err
 		}
-		res = &stores.MessageSendResult{Results: make([]stores.SendResult, len(p.Messages))}
-		if len(p.Messages) == 0 {
-			return nil
+		if enc[i].sys, err = encodeAttrs(p.Messages[i].SystemAttributes); err != nil {
+			return nil, err
 		}
+	}
+	var missing, stored bool
+	err = s.retry(ctx, func() error {
+		missing, stored = false, false
 		b := &pgx.Batch{}
-		if q.fifo {
-			b.Queue(sendLockSQL, sendLocks(q.id, p.Messages))
+		if fifo {
+			b.Queue(sendLockSQL, sendLocks(qid, p.Messages))
 		}
-		dedupCut := t.now.Add(-p.DedupWindow)
+		now := nowArg(p.Now)
 		for i := range p.Messages {
 			nm := &p.Messages[i]
-			attrs, err := encodeAttrs(nm.Attributes)
-			if err != nil {
-				return err
-			}
-			sys, err := encodeAttrs(nm.SystemAttributes)
-			if err != nil {
-				return err
-			}
 			res.Results[i] = stores.SendResult{MessageID: nm.ID}
-			args := []any{q.id, nm.ID, nil, nm.GroupID, nm.DedupID, nm.Body, attrs, sys,
-				nm.MD5OfBody, nm.MD5OfMessageAttributes, nm.MD5OfSystemAttributes, nm.SenderID,
-				t.now, t.now.Add(max(nm.Delay, 0))}
-			if !q.fifo {
-				b.Queue(insertMessageSQL, args...)
+			args := []any{p.QueueName, qid, now, nm.ID, nm.GroupID, nm.DedupID, nm.Body, enc[i].attrs, enc[i].sys,
+				nm.MD5OfBody, nm.MD5OfMessageAttributes, nm.MD5OfSystemAttributes, nm.SenderID, micros(max(nm.Delay, 0))}
+			if !fifo {
+				b.Queue(sendStandardSQL, args...).QueryRow(func(row pgx.Row) error {
+					var seq int64
+					err := row.Scan(&seq)
+					if errors.Is(err, pgx.ErrNoRows) {
+						missing = true
+						return nil
+					}
+					stored = stored || err == nil
+					return err
+				})
 				continue
 			}
-			args = append(args, nm.DedupScope, dedupCut, t.now.Add(p.DedupWindow), p.DedupWindow > 0)
-			i := i
+			args = append(args, nm.DedupScope, micros(max(p.DedupWindow, 0)))
 			b.Queue(sendFIFOSQL, args...).QueryRow(func(row pgx.Row) error {
 				var id, sn string
 				var seq int64
-				if err := row.Scan(&id, &sn, &seq); err != nil {
+				err := row.Scan(&id, &sn, &seq)
+				switch {
+				case errors.Is(err, pgx.ErrNoRows):
+					missing = true
+					return nil
+				case err != nil:
 					return err
-				}
-				if id != "" {
+				case id != "":
 					res.Results[i] = stores.SendResult{MessageID: id, SequenceNumber: sn, Duplicate: true}
-				} else {
+				default:
 					res.Results[i].SequenceNumber = formatSeq(seq)
+					stored = true
 				}
 				return nil
 			})
 		}
-		if err := t.SendBatch(ctx, b).Close(); err != nil {
-			return err
-		}
-		for _, r := range res.Results {
-			if !r.Duplicate {
-				t.wake(q.name)
-				break
-			}
-		}
-		return nil
+		return s.pool.SendBatch(ctx, b).Close()
 	})
+	if stored {
+		s.wake(p.QueueName) // after the commit
+	}
 	if err != nil {
 		return nil, err
+	}
+	if missing {
+		return nil, stores.ErrQueueNotFound
 	}
 	return res, nil
 }

@@ -3,8 +3,10 @@
 // Every Store method is one READ COMMITTED transaction, retried a few times
 // on serialization failures and deadlocks; the hot ones (MessageDelete, the
 // common FIFO claim) are one statement calling a PL/pgSQL function, so one
-// round trip. Concurrency comes from row locks: standard claims take
-// messages with FOR UPDATE SKIP LOCKED; FIFO claims lock the group's row in
+// round trip, and MessageSend is one batch, which PostgreSQL runs as one
+// implicit transaction (also one round trip). Concurrency comes from row
+// locks: standard claims take messages with FOR UPDATE SKIP LOCKED; FIFO
+// claims lock the group's row in
 // fifo_groups (SKIP LOCKED), so two transactions never hand out the same
 // group; FIFO sends hold a per-group advisory send lock from before they
 // take a number from message_seq until commit, so within a group sequence
@@ -403,8 +405,11 @@ func (t *txn) queue(ctx context.Context, name, id string, now time.Time, mode lo
 
 // sweepExpired deletes a few messages past retention, skipping rows others
 // hold: cheap housekeeping in passing (claims do it one time in sweepEvery;
-// Maintain does the rest). Ordered by sent_at so that it is one probe of the
-// (queue_id, sent_at) index when nothing is due.
+// Maintain does the rest). It looks only at the first limit messages by seq,
+// and only when the first of them is due, so that it is one probe of the
+// (queue_id, seq) index when nothing is due. (A moved message keeps its
+// SentAt under a new seq: it may expire behind younger ones, where claims
+// skip it and Maintain sweeps it.)
 func (t *txn) sweepExpired(ctx context.Context, q *queueRow, limit int) error {
 	cut := q.cutoff(t.now)
 	if cut.IsZero() {
@@ -415,8 +420,13 @@ func (t *txn) sweepExpired(ctx context.Context, q *queueRow, limit int) error {
 		return err
 	}
 	_, err := t.Exec(ctx, `DELETE FROM messages m USING (
-			SELECT message_id FROM messages WHERE queue_id = $1 AND sent_at <= $2
-			ORDER BY sent_at LIMIT $3 FOR UPDATE SKIP LOCKED) due
+			SELECT message_id FROM messages
+			WHERE queue_id = $1 AND sent_at <= $2 AND message_id = ANY(ARRAY(
+				SELECT h.message_id FROM (
+					SELECT message_id, sent_at FROM messages WHERE queue_id = $1 ORDER BY seq LIMIT $3) h
+				WHERE h.sent_at <= $2
+				  AND (SELECT sent_at FROM messages WHERE queue_id = $1 ORDER BY seq LIMIT 1) <= $2))
+			FOR UPDATE SKIP LOCKED) due
 		WHERE m.queue_id = $1 AND m.message_id = due.message_id`, q.id, cut, limit)
 	return err
 }

@@ -266,7 +266,7 @@ func (s *Store) Maintain(ctx context.Context, now time.Time) error {
 		}
 		b := &pgx.Batch{}
 		// FIFO queues: by group, keeping their rows in fifo_groups right.
-		b.Queue(`SELECT count(sluice_fifo_sweep(q.id, $1::timestamptz - q.retention_us * interval '1 microsecond', 1000000))
+		b.Queue(`SELECT count(sluice_fifo_sweep(q.id, $1::timestamptz - q.retention_us * interval '1 microsecond', NULL))
 			FROM queues q WHERE q.fifo AND q.retention_us > 0`, t.now)
 		b.Queue(`DELETE FROM messages m USING queues q
 			WHERE m.queue_id = q.id AND NOT q.fifo AND q.retention_us > 0

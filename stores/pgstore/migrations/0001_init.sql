@@ -45,14 +45,16 @@ CREATE TABLE messages (
     token              text NOT NULL DEFAULT '',     -- latest delivery's claim token
     dead_letter_source text NOT NULL DEFAULT '',
     PRIMARY KEY (queue_id, message_id)
-);
--- Standard claims and NextChange: visible (or next visible) first.
-CREATE INDEX messages_visible ON messages (queue_id, visible_at, seq);
--- FIFO: group heads, runs, and the skip-scan over groups.
+) WITH (fillfactor = 70);
+-- Neither visible_at nor sent_at is indexed, so a claim (which changes only
+-- visible_at, receive_count, first_received_at and token) is a HOT update:
+-- no new index entries; fillfactor leaves room on the page for it. Standard
+-- claims, NextChange, moves and the in-passing retention sweeps walk
+-- (queue_id, seq) from the oldest message; the messages in flight or delayed
+-- at the front are few. Maintain's full retention pass reads every message.
+-- FIFO: group heads and runs.
 CREATE INDEX messages_group ON messages (queue_id, group_id, seq);
--- Retention sweeps.
-CREATE INDEX messages_sent ON messages (queue_id, sent_at);
--- Moves (oldest first by sequence).
+-- Standard claims, moves, sweeps (oldest first by sequence).
 CREATE INDEX messages_seq ON messages (queue_id, seq);
 
 CREATE TABLE dedup (
@@ -225,18 +227,30 @@ END
 $fn$;
 
 -- sluice_fifo_sweep deletes messages of a FIFO queue sent at or before
--- p_cut, a few groups at a time (the oldest p_limit such messages name
--- them), locking each group first and skipping groups others hold, and puts
--- the groups' rows right. When nothing is due it is one index probe.
+-- p_cut, a few groups at a time, locking each group first and skipping
+-- groups others hold, and puts the groups' rows right. With p_limit, the
+-- groups are those of the due messages among the first p_limit by seq, and
+-- nothing is done unless the first message is due: when nothing is due it
+-- is one index probe. (A moved message keeps its SentAt under a new seq, so
+-- it may expire behind younger ones: claims skip it, Maintain sweeps it.)
+-- With p_limit NULL (Maintain): every due message, a full pass.
 CREATE FUNCTION sluice_fifo_sweep(p_queue text, p_cut timestamptz, p_limit integer)
 RETURNS void LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
     g record;
 BEGIN
+    IF p_limit IS NOT NULL THEN
+        PERFORM 1 FROM (SELECT sent_at FROM messages WHERE queue_id = p_queue ORDER BY seq LIMIT 1) h
+        WHERE h.sent_at <= p_cut;
+        IF NOT FOUND THEN
+            RETURN;
+        END IF;
+    END IF;
     FOR g IN
         SELECT DISTINCT d.group_id FROM (
-            SELECT group_id FROM messages WHERE queue_id = p_queue AND sent_at <= p_cut
-            ORDER BY sent_at LIMIT p_limit) d
+            SELECT group_id, sent_at FROM messages WHERE queue_id = p_queue
+            ORDER BY seq LIMIT p_limit) d
+        WHERE d.sent_at <= p_cut
         ORDER BY 1
     LOOP
         PERFORM 1 FROM fifo_groups WHERE queue_id = p_queue AND group_id = g.group_id
