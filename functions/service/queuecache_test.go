@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -53,4 +54,55 @@ func TestQueueCacheSavesReadsButNotCorrectness(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Type != "QueueDoesNotExist" {
 		t.Fatalf("send to a queue deleted elsewhere: %v, want QueueDoesNotExist", err)
 	}
+}
+
+func TestTagLimitHoldsUnderConcurrentTagging(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	defer st.Close()
+	a := service.New(service.Config{Store: st, BaseURL: "http://h"})
+	b := service.New(service.Config{Store: st, BaseURL: "http://h"})
+	out, err := a.CreateQueue(ctx, &contract.CreateQueueInput{QueueName: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 20; round++ {
+		if _, err := a.UntagQueue(ctx, &contract.UntagQueueInput{QueueUrl: out.QueueUrl, TagKeys: keys(round-1, 60)}); err != nil && round > 0 {
+			t.Fatal(err)
+		}
+		tags := func(from int) map[string]string {
+			m := map[string]string{}
+			for i := from; i < from+30; i++ {
+				m[fmt.Sprintf("r%d-k%d", round, i)] = "v"
+			}
+			return m
+		}
+		errs := make(chan error, 2)
+		go func() {
+			_, err := a.TagQueue(ctx, &contract.TagQueueInput{QueueUrl: out.QueueUrl, Tags: tags(0)})
+			errs <- err
+		}()
+		go func() {
+			_, err := b.TagQueue(ctx, &contract.TagQueueInput{QueueUrl: out.QueueUrl, Tags: tags(30)})
+			errs <- err
+		}()
+		<-errs
+		<-errs
+		got, err := a.ListQueueTags(ctx, &contract.ListQueueTagsInput{QueueUrl: out.QueueUrl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Tags) > contract.MaxTagsPerQueue {
+			t.Fatalf("round %d: %d tags, more than the limit of %d", round, len(got.Tags), contract.MaxTagsPerQueue)
+		}
+	}
+}
+
+// keys names the tags of a round of TestTagLimitHoldsUnderConcurrentTagging.
+func keys(round, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("r%d-k%d", round, i)
+	}
+	return out
 }

@@ -469,28 +469,36 @@ func validateTags(tags map[string]string, existing int) error {
 }
 
 func (s *Service) TagQueue(ctx context.Context, in *contract.TagQueueInput) (*contract.Empty, error) {
-	q, err := s.queueFromURLFresh(ctx, in.QueueUrl)
-	if err != nil {
-		return nil, err
-	}
-	if len(in.Tags) == 0 {
-		return nil, contract.ErrMissingParameter("Tags")
-	}
-	existing := 0
-	for k := range q.Tags {
-		if _, ok := in.Tags[k]; !ok {
-			existing++
+	for attempt := 0; ; attempt++ {
+		q, err := s.queueFromURLFresh(ctx, in.QueueUrl)
+		if err != nil {
+			return nil, err
 		}
+		if len(in.Tags) == 0 {
+			return nil, contract.ErrMissingParameter("Tags")
+		}
+		existing := 0
+		for k := range q.Tags {
+			if _, ok := in.Tags[k]; !ok {
+				existing++
+			}
+		}
+		if err := validateTags(in.Tags, existing); err != nil {
+			return nil, err
+		}
+		// IfVersion: the 50-tag limit was checked against these tags, so
+		// concurrent TagQueue calls cannot add up past it.
+		_, err = s.store.QueueUpdate(ctx, &stores.QueueUpdateParams{Name: q.Name, ID: q.ID, IfVersion: q.Version,
+			SetTags: in.Tags, Now: s.now()})
+		s.cache.forget(q.Name)
+		if errors.Is(err, stores.ErrVersionConflict) && attempt < 10 {
+			continue
+		}
+		if err != nil {
+			return nil, s.storeErr(err)
+		}
+		return &contract.Empty{}, nil
 	}
-	if err := validateTags(in.Tags, existing); err != nil {
-		return nil, err
-	}
-	_, err = s.store.QueueUpdate(ctx, &stores.QueueUpdateParams{Name: q.Name, ID: q.ID, SetTags: in.Tags, Now: s.now()})
-	s.cache.forget(q.Name)
-	if err != nil {
-		return nil, s.storeErr(err)
-	}
-	return &contract.Empty{}, nil
 }
 
 func (s *Service) UntagQueue(ctx context.Context, in *contract.UntagQueueInput) (*contract.Empty, error) {
