@@ -250,11 +250,21 @@ const (
 	ReceiptGone
 )
 
+// Receipt names one delivery of a message: the message and the claim token
+// of the receive that handed it out.
+type Receipt struct {
+	MessageID string
+	Token     string
+}
+
 type MessageDeleteParams struct {
 	QueueName string
 	QueueID   string
-	MessageID string
-	Token     string
+	// Receipts are judged and applied one after another in one atomic call,
+	// so that a DeleteMessageBatch is one store operation (one transaction,
+	// one commit). A receipt whose message an earlier one deleted is
+	// ReceiptGone.
+	Receipts []Receipt
 	// KeepExpired: when the receipt is ReceiptExpired, report it without
 	// deleting (FIFO queues refuse expired receipts).
 	KeepExpired bool
@@ -360,7 +370,8 @@ type Store interface {
 	// message in flight gives nothing more, except that when an earlier
 	// message's visibility lapses it is served again first, as AWS does.)
 	MessageClaim(ctx context.Context, p *MessageClaimParams) (*MessageClaimResult, error)
-	MessageDelete(ctx context.Context, p *MessageDeleteParams) (ReceiptOutcome, error)
+	// MessageDelete returns one outcome per receipt, in order.
+	MessageDelete(ctx context.Context, p *MessageDeleteParams) ([]ReceiptOutcome, error)
 	MessageChangeVisibility(ctx context.Context, p *MessageChangeVisibilityParams) (*MessageChangeVisibilityResult, error)
 	MessageMove(ctx context.Context, p *MessageMoveParams) (*MessageMoveResult, error)
 

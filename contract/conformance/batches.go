@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/contract"
@@ -238,6 +239,58 @@ func testBatches(t *testing.T, s suite) {
 		if len(out.Successful) != 1 {
 			e.t.Errorf("repeat delete: %+v", out)
 		}
+	})
+
+	s.test(t, "DeleteBatchFIFOGroups", func(e *env) {
+		// One batch deletes a group's head and the message after it, a
+		// message behind another group's head, and one receipt twice (the
+		// second finds the message gone, which succeeds). The first group's
+		// next message is receivable at once; the other group stays held
+		// by its head.
+		url := e.createFIFO("f.fifo", nil)
+		for _, m := range []struct{ body, group string }{{"a1", "A"}, {"a2", "A"}, {"a3", "A"}, {"b1", "B"}, {"b2", "B"}} {
+			e.sendFIFO(url, m.body, m.group, m.body)
+		}
+		a := e.recv(url, 2)
+		wantBodies(e.t, a, "a1", "a2")
+		b := e.recv(url, 10)
+		wantBodies(e.t, b, "b1", "b2")
+		if len(a) != 2 || len(b) != 2 {
+			e.t.FailNow()
+		}
+		out, err := e.svc.DeleteMessageBatch(e.ctx, &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
+			{Id: "a1", ReceiptHandle: a[0].ReceiptHandle},
+			{Id: "a2", ReceiptHandle: a[1].ReceiptHandle},
+			{Id: "a1-again", ReceiptHandle: a[0].ReceiptHandle},
+			{Id: "b2", ReceiptHandle: b[1].ReceiptHandle},
+		}})
+		wantOK(e.t, err, "DeleteMessageBatch")
+		if len(out.Successful) != 4 || len(out.Failed) != 0 {
+			e.t.Errorf("DeleteMessageBatch = %+v, want 4 successful", out)
+		}
+		e.wantCounts(url, 1, 1, 0)
+		a3 := e.recvVT(url, 10, 60)
+		wantBodies(e.t, a3, "a3")
+		e.clock.Advance(secs(31)) // b1's delivery has timed out, a3's has not
+		b1 := e.recvVT(url, 10, 120)
+		wantBodies(e.t, b1, "b1")
+		e.clock.Advance(secs(30)) // now a3's has
+		// An expired FIFO receipt is refused in a batch as on its own; the
+		// other entries still apply.
+		if len(a3) != 1 || len(b1) != 1 {
+			e.t.FailNow()
+		}
+		out, err = e.svc.DeleteMessageBatch(e.ctx, &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
+			{Id: "old", ReceiptHandle: a3[0].ReceiptHandle},
+			{Id: "b1", ReceiptHandle: b1[0].ReceiptHandle},
+		}})
+		wantOK(e.t, err, "DeleteMessageBatch with an expired receipt")
+		if len(out.Successful) != 1 || out.Successful[0].Id != "b1" || len(out.Failed) != 1 || out.Failed[0].Id != "old" ||
+			out.Failed[0].Code != "InvalidParameterValue" || !strings.HasSuffix(out.Failed[0].Message, "Reason: The receipt handle has expired.") {
+			e.t.Errorf("DeleteMessageBatch with an expired receipt = %+v", out)
+		}
+		e.wantCounts(url, 1, 0, 0)
+		wantBodies(e.t, e.recv(url, 10), "a3")
 	})
 
 	s.test(t, "ChangeVisibilityBatch", func(e *env) {

@@ -451,22 +451,43 @@ func receiptFor(q *stores.Queue, handle string) (receipt, error) {
 	return r, nil
 }
 
-func (s *Service) deleteOne(ctx context.Context, q *stores.Queue, handle string) error {
-	r, err := receiptFor(q, handle)
-	if err != nil {
-		return err
-	}
-	outcome, err := s.store.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
-		MessageID: r.MessageID, Token: r.Token, KeepExpired: q.FIFO, Now: s.now()})
-	if err != nil {
-		return s.storeErr(err)
-	}
-	// FIFO queues refuse a receipt whose delivery timed out: the group may
-	// already be with another consumer. Standard queues accept and ignore.
+// deleteOutcome is the answer to one receipt of a delete. FIFO queues
+// refuse a receipt whose delivery timed out: the group may already be with
+// another consumer. Standard queues accept and ignore it.
+func deleteOutcome(q *stores.Queue, handle string, outcome stores.ReceiptOutcome) error {
 	if q.FIFO && (outcome == stores.ReceiptExpired || outcome == stores.ReceiptStale) {
 		return contract.ErrReceiptHandleExpired(handle)
 	}
 	return nil
+}
+
+// deleteReceipts deletes the receipts in one store call and returns one
+// answer per handle; a handle that does not decode fails on its own.
+func (s *Service) deleteReceipts(ctx context.Context, q *stores.Queue, handles []string) ([]error, error) {
+	errs := make([]error, len(handles))
+	var receipts []stores.Receipt
+	var at []int // receipts[k] is handles[at[k]]
+	for i, h := range handles {
+		r, err := receiptFor(q, h)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		receipts = append(receipts, stores.Receipt{MessageID: r.MessageID, Token: r.Token})
+		at = append(at, i)
+	}
+	if len(receipts) == 0 {
+		return errs, nil
+	}
+	outcomes, err := s.store.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
+		Receipts: receipts, KeepExpired: q.FIFO, Now: s.now()})
+	if err != nil {
+		return nil, s.storeErr(err)
+	}
+	for k, i := range at {
+		errs[i] = deleteOutcome(q, handles[i], outcomes[k])
+	}
+	return errs, nil
 }
 
 func (s *Service) DeleteMessage(ctx context.Context, in *contract.DeleteMessageInput) (*contract.Empty, error) {
@@ -474,8 +495,12 @@ func (s *Service) DeleteMessage(ctx context.Context, in *contract.DeleteMessageI
 	if err != nil {
 		return nil, err
 	}
-	if err := s.deleteOne(ctx, q, in.ReceiptHandle); err != nil {
+	errs, err := s.deleteReceipts(ctx, q, []string{in.ReceiptHandle})
+	if err != nil {
 		return nil, err
+	}
+	if errs[0] != nil {
+		return nil, errs[0]
 	}
 	return &contract.Empty{}, nil
 }
@@ -483,8 +508,12 @@ func (s *Service) DeleteMessage(ctx context.Context, in *contract.DeleteMessageI
 func (s *Service) DeleteMessageBatch(ctx context.Context, in *contract.DeleteMessageBatchInput) (*contract.DeleteMessageBatchOutput, error) {
 	ok, failed, err := receiptBatch(ctx, s, in.QueueUrl, "DeleteMessageBatchRequestEntry", in.Entries,
 		func(e contract.DeleteMessageBatchRequestEntry) string { return e.Id },
-		func(q *stores.Queue, e contract.DeleteMessageBatchRequestEntry) error {
-			return s.deleteOne(ctx, q, e.ReceiptHandle)
+		func(q *stores.Queue, entries []contract.DeleteMessageBatchRequestEntry) ([]error, error) {
+			handles := make([]string, len(entries))
+			for i, e := range entries {
+				handles[i] = e.ReceiptHandle
+			}
+			return s.deleteReceipts(ctx, q, handles)
 		})
 	if err != nil {
 		return nil, err
@@ -493,9 +522,10 @@ func (s *Service) DeleteMessageBatch(ctx context.Context, in *contract.DeleteMes
 }
 
 // receiptBatch runs a batch of per-receipt operations: the request-level
-// checks, then each entry on its own, reported as successful or failed.
+// checks, then do, which answers each entry (nil: successful), reported as
+// successful or failed. An error from do fails the whole request.
 func receiptBatch[E any](ctx context.Context, s *Service, queueURL, entryType string, entries []E,
-	id func(E) string, do func(*stores.Queue, E) error) ([]contract.BatchResultEntry, []contract.BatchResultErrorEntry, error) {
+	id func(E) string, do func(*stores.Queue, []E) ([]error, error)) ([]contract.BatchResultEntry, []contract.BatchResultErrorEntry, error) {
 	q, err := s.queueFromURL(ctx, queueURL)
 	if err != nil {
 		return nil, nil, err
@@ -507,9 +537,13 @@ func receiptBatch[E any](ctx context.Context, s *Service, queueURL, entryType st
 	if err := checkBatch(entryType, ids); err != nil {
 		return nil, nil, err
 	}
+	errs, err := do(q, entries)
+	if err != nil {
+		return nil, nil, err
+	}
 	ok, failed := []contract.BatchResultEntry{}, []contract.BatchResultErrorEntry{}
-	for i, e := range entries {
-		if err := do(q, e); err != nil {
+	for i, err := range errs {
+		if err != nil {
 			failed = append(failed, entryError(ids[i], err))
 			continue
 		}
@@ -566,8 +600,12 @@ func (s *Service) ChangeMessageVisibility(ctx context.Context, in *contract.Chan
 func (s *Service) ChangeMessageVisibilityBatch(ctx context.Context, in *contract.ChangeMessageVisibilityBatchInput) (*contract.ChangeMessageVisibilityBatchOutput, error) {
 	ok, failed, err := receiptBatch(ctx, s, in.QueueUrl, "ChangeMessageVisibilityBatchRequestEntry", in.Entries,
 		func(e contract.ChangeMessageVisibilityBatchRequestEntry) string { return e.Id },
-		func(q *stores.Queue, e contract.ChangeMessageVisibilityBatchRequestEntry) error {
-			return s.changeOne(ctx, q, e.ReceiptHandle, e.VisibilityTimeout)
+		func(q *stores.Queue, entries []contract.ChangeMessageVisibilityBatchRequestEntry) ([]error, error) {
+			errs := make([]error, len(entries))
+			for i, e := range entries {
+				errs[i] = s.changeOne(ctx, q, e.ReceiptHandle, e.VisibilityTimeout)
+			}
+			return errs, nil
 		})
 	if err != nil {
 		return nil, err

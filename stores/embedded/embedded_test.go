@@ -275,7 +275,7 @@ func differential(t *testing.T, seed uint64, steps int) {
 			id := fmt.Sprintf("m%d", rnd.intn(n)+1)
 			if rnd.intn(2) == 0 {
 				do(step+" delete", func(s stores.Store) (any, error) {
-					return s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q, MessageID: id, Token: tokens[id], KeepExpired: fifo, Now: now})
+					return s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q, Receipts: []stores.Receipt{{MessageID: id, Token: tokens[id]}}, KeepExpired: fifo, Now: now})
 				})
 			} else {
 				timeout := time.Duration(rnd.intn(3)) * 10 * sec
@@ -397,11 +397,11 @@ func worker(s *Store, w, each int, mu *sync.Mutex, sent, deleted map[string]bool
 			return err
 		}
 		for _, m := range res.Messages {
-			out, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q, MessageID: m.ID, Token: m.Token})
+			outs, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q, Receipts: []stores.Receipt{{MessageID: m.ID, Token: m.Token}}})
 			if err != nil {
 				return err
 			}
-			if out == stores.ReceiptCurrent {
+			if len(outs) == 1 && outs[0] == stores.ReceiptCurrent {
 				mu.Lock()
 				deleted[m.ID] = true
 				mu.Unlock()

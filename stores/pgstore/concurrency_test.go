@@ -153,10 +153,10 @@ func TestConcurrentFIFOClaims(t *testing.T) {
 							}
 							mu.Unlock()
 						}
-						out, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
-							MessageID: m.ID, Token: m.Token, KeepExpired: true})
-						if err != nil || out != stores.ReceiptCurrent {
-							fail("delete %s: outcome %v, err %v", m.Body, out, err)
+						outs, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
+							Receipts: []stores.Receipt{{MessageID: m.ID, Token: m.Token}}, KeepExpired: true})
+						if err != nil || len(outs) != 1 || outs[0] != stores.ReceiptCurrent {
+							fail("delete %s: outcomes %v, err %v", m.Body, outs, err)
 						}
 					}
 				}

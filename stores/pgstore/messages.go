@@ -325,38 +325,54 @@ func (d *delivery) outcome(token string, now time.Time) stores.ReceiptOutcome {
 	return stores.ReceiptCurrent
 }
 
-func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) (stores.ReceiptOutcome, error) {
-	var out stores.ReceiptOutcome
+func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
+	if len(p.Receipts) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(p.Receipts))
+	tokens := make([]string, len(p.Receipts))
+	for i, r := range p.Receipts {
+		ids[i], tokens[i] = r.MessageID, r.Token
+	}
+	var outs []stores.ReceiptOutcome
 	err := s.retry(ctx, func() error {
 		// One statement, so one round trip: see sluice_delete.
-		var code *int32
+		var codes []int32
 		var fifo *bool
 		if err := s.pool.QueryRow(ctx, "SELECT * FROM sluice_delete($1, $2, $3, $4, $5, $6)",
-			p.QueueName, p.QueueID, p.MessageID, p.Token, p.KeepExpired, nowArg(p.Now)).Scan(&code, &fifo); err != nil {
+			p.QueueName, p.QueueID, ids, tokens, p.KeepExpired, nowArg(p.Now)).Scan(&codes, &fifo); err != nil {
 			return err
 		}
-		if code == nil {
+		if fifo == nil {
 			return stores.ErrQueueNotFound
 		}
-		switch *code {
-		case 0:
-			out = stores.ReceiptCurrent
-		case 1:
-			out = stores.ReceiptExpired
-		case 2:
-			out = stores.ReceiptStale
-		default:
-			out = stores.ReceiptGone
+		if len(codes) != len(ids) {
+			return fmt.Errorf("pgstore: sluice_delete gave %d outcomes for %d receipts", len(codes), len(ids))
 		}
-		if *fifo && (out == stores.ReceiptCurrent || (out == stores.ReceiptExpired && !p.KeepExpired)) {
-			s.wake(p.QueueName) // the group's next message may be receivable
+		outs = make([]stores.ReceiptOutcome, len(codes))
+		deleted := false
+		for i, c := range codes {
+			switch c {
+			case 0:
+				outs[i] = stores.ReceiptCurrent
+			case 1:
+				outs[i] = stores.ReceiptExpired
+			case 2:
+				outs[i] = stores.ReceiptStale
+			default:
+				outs[i] = stores.ReceiptGone
+			}
+			deleted = deleted || c == 0 || c == 1 && !p.KeepExpired
+		}
+		if *fifo && deleted {
+			s.wake(p.QueueName) // a group's next message may be receivable
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return out, nil
+	return outs, nil
 }
 
 func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageChangeVisibilityParams) (*stores.MessageChangeVisibilityResult, error) {

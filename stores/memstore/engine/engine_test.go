@@ -127,12 +127,15 @@ func (f *fixture) claimIDs(queue string, now time.Time, max int, token string) [
 
 func (f *fixture) del(queue, id, token string, now time.Time) stores.ReceiptOutcome {
 	f.t.Helper()
-	out, err := f.e.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: queue, MessageID: id, Token: token, Now: now})
+	outs, err := f.e.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: queue, Receipts: []stores.Receipt{{MessageID: id, Token: token}}, Now: now})
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	f.check()
-	return out
+	if len(outs) != 1 {
+		f.t.Fatalf("delete: %d outcomes for one receipt", len(outs))
+	}
+	return outs[0]
 }
 
 func (f *fixture) stats(queue string, now time.Time) stores.QueueStats {
@@ -547,8 +550,8 @@ func TestReceiptOutcomes(t *testing.T) {
 	eq(t, "visible", f.stats("q", at(11*time.Hour+sec)), stores.QueueStats{Visible: 1})
 
 	// Expired: delete keeps with KeepExpired, deletes without.
-	out, _ := f.e.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: "q", MessageID: "m", Token: "T1", KeepExpired: true, Now: at(12 * time.Hour)})
-	eq(t, "keep expired", out, stores.ReceiptExpired)
+	outs, _ := f.e.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: "q", Receipts: []stores.Receipt{{MessageID: "m", Token: "T1"}}, KeepExpired: true, Now: at(12 * time.Hour)})
+	eq(t, "keep expired", outs, []stores.ReceiptOutcome{stores.ReceiptExpired})
 	eq(t, "kept", f.stats("q", at(12*time.Hour)).Visible, int64(1))
 
 	// Stale after another receive.
@@ -966,7 +969,7 @@ func randomRun(t *testing.T, seed int64, steps int) {
 			}
 			id := fmt.Sprintf("m%d", rnd.intn(n)+1)
 			if rnd.intn(2) == 0 {
-				_, err := f.e.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q, MessageID: id, Token: tokens[id], KeepExpired: fifo, Now: now})
+				_, err := f.e.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q, Receipts: []stores.Receipt{{MessageID: id, Token: tokens[id]}}, KeepExpired: fifo, Now: now})
 				if err != nil {
 					t.Fatal(err)
 				}

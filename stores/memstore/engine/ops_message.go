@@ -252,28 +252,32 @@ func (t *tx) receipt(m *msg, token string) stores.ReceiptOutcome {
 	return stores.ReceiptCurrent
 }
 
-func (e *Engine) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) (stores.ReceiptOutcome, error) {
-	var out stores.ReceiptOutcome
+func (e *Engine) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
+	var outs []stores.ReceiptOutcome
 	err := e.run(ctx, p.Now, func(t *tx) error {
 		q, err := t.queue(p.QueueName, p.QueueID)
 		if err != nil {
 			return err
 		}
-		m := q.msgs[p.MessageID]
-		out = t.receipt(m, p.Token)
-		if out == stores.ReceiptCurrent || (out == stores.ReceiptExpired && !p.KeepExpired) {
-			g := m.g
-			t.deleteMessage(q, m)
-			if g != nil && g.ready() {
-				t.notifyQueue(q.name) // the group's next message is receivable
+		outs = make([]stores.ReceiptOutcome, len(p.Receipts))
+		for i, r := range p.Receipts {
+			m := q.msgs[r.MessageID]
+			out := t.receipt(m, r.Token)
+			outs[i] = out
+			if out == stores.ReceiptCurrent || (out == stores.ReceiptExpired && !p.KeepExpired) {
+				g := m.g
+				t.deleteMessage(q, m)
+				if g != nil && g.ready() {
+					t.notifyQueue(q.name) // the group's next message is receivable
+				}
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return out, nil
+	return outs, nil
 }
 
 func (e *Engine) MessageChangeVisibility(ctx context.Context, p *stores.MessageChangeVisibilityParams) (*stores.MessageChangeVisibilityResult, error) {
