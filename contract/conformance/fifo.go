@@ -413,6 +413,46 @@ func testDeduplication(t *testing.T, s suite) {
 		}
 	})
 
+	s.test(t, "BatchSequenceOrder", func(e *env) {
+		// A batch's entries are numbered in entry order (one batch, two
+		// groups, a duplicate in the middle) and received in that order.
+		url := e.createFIFO("f.fifo", nil)
+		old := e.sendFIFO(url, "old", "h", "dup")
+		var entries []contract.SendMessageBatchRequestEntry
+		for i := range 10 {
+			dedup := "d" + strconv.Itoa(i)
+			if i == 5 {
+				dedup = "dup"
+			}
+			entries = append(entries, contract.SendMessageBatchRequestEntry{Id: "e" + strconv.Itoa(i), MessageBody: str("m" + strconv.Itoa(i)),
+				MessageGroupId: str("g" + strconv.Itoa(i%2)), MessageDeduplicationId: str(dedup)})
+		}
+		out, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
+		wantOK(e.t, err, "SendMessageBatch")
+		if len(out.Successful) != 10 {
+			e.t.Fatalf("%d successful, want 10: %+v", len(out.Successful), out)
+		}
+		prev := ""
+		for i, r := range out.Successful {
+			if r.Id != "e"+strconv.Itoa(i) {
+				e.t.Fatalf("entry %d is %s", i, r.Id)
+			}
+			if i == 5 {
+				if r.MessageId != old.MessageId || r.SequenceNumber != old.SequenceNumber {
+					e.t.Errorf("duplicate entry = %s/%s, want the earlier %s/%s", r.MessageId, r.SequenceNumber, old.MessageId, old.SequenceNumber)
+				}
+				continue
+			}
+			if prev != "" && !seqLess(prev, r.SequenceNumber) {
+				e.t.Errorf("entry %d: SequenceNumber %s does not follow %s", i, r.SequenceNumber, prev)
+			}
+			prev = r.SequenceNumber
+		}
+		got := e.recvAll(url, 10)
+		wantBodySet(e.t, got, "old", "m0", "m1", "m2", "m3", "m4", "m6", "m7", "m8", "m9")
+		wantGroupOrder(e.t, got, map[string][]string{"g0": {"m0", "m2", "m4", "m6", "m8"}, "g1": {"m1", "m3", "m7", "m9"}, "h": {"old"}})
+	})
+
 	s.test(t, "RetrySafeAcrossInstances", func(e *env) {
 		// design: a send whose result was lost is retried safely with the
 		// same deduplication id, on any instance.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"sort"
 	"time"
@@ -102,7 +101,7 @@ func (t *txn) claimRows(ctx context.Context, fifo bool, sql string, args ...any)
 }
 
 // fifoReceiveSQL is the one-statement FIFO claim: see sluice_fifo_receive.
-const fifoReceiveSQL = `SELECT * FROM sluice_fifo_receive($1, $2, $3, $4, $5, $6) AS (` +
+const fifoReceiveSQL = `SELECT * FROM sluice_fifo_receive($1, $2, $3, $4, $5, $6, $7) AS (` +
 	`r_redrive boolean, r_message_id text, r_seq bigint, r_group_id text, r_dedup_id text, r_body text,
 	r_attributes bytea, r_system_attributes bytea, r_md5_body text, r_md5_attributes text,
 	r_md5_system text, r_sender_id text, r_sent_at timestamptz, r_receive_count integer,
@@ -122,10 +121,11 @@ const fifoNextChangeSQL = `SELECT min(avail_at) FROM fifo_groups WHERE queue_id 
 // an attempt id or a redrive: one statement, its own transaction.
 func (s *Store) fastFIFOClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
 	res := &stores.MessageClaimResult{}
+	sweep := s.sweepDue(p.QueueID, p.Now)
 	err := s.retry(ctx, func() error {
 		res.Messages = nil
 		rows, err := s.pool.Query(ctx, fifoReceiveSQL, p.QueueName, p.QueueID, nowArg(p.Now), p.Max,
-			micros(max(p.VisibilityTimeout, 0)), p.Token)
+			micros(max(p.VisibilityTimeout, 0)), p.Token, sweep)
 		if err != nil {
 			return err
 		}
@@ -193,7 +193,8 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 		if err != nil {
 			return err
 		}
-		if !q.fifo && rand.IntN(sweepEvery) == 0 { // FIFO: in sluice_fifo_claim
+		sweep := t.s.sweepDue(q.id, t.now)
+		if !q.fifo && sweep { // FIFO: in sluice_fifo_claim
 			if err := t.sweepExpired(ctx, q, 100); err != nil {
 				return err
 			}
@@ -210,7 +211,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 			}
 		}
 		if !replayed && p.Max > 0 {
-			if got, err = t.claim(ctx, q, p, until, after); err != nil {
+			if got, err = t.claim(ctx, q, p, until, after, sweep); err != nil {
 				return err
 			}
 			if q.fifo && p.AttemptID != "" && p.AttemptWindow > 0 && len(got) > 0 {
@@ -257,7 +258,8 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 }
 
 // claim hands out up to p.Max messages under a new delivery (p.Token).
-func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimParams, until time.Time, after any) ([]stores.ClaimedMessage, error) {
+// With sweep, a FIFO claim sweeps expired messages first.
+func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimParams, until time.Time, after any, sweep bool) ([]stores.ClaimedMessage, error) {
 	maxRC := math.MaxInt32
 	var dlq *queueRow
 	if r := p.Redrive; r != nil && r.MaxReceiveCount > 0 && r.QueueName != q.name {
@@ -276,7 +278,7 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 		var rows []claimRow
 		var err error
 		if q.fifo {
-			rows, err = t.claimRows(ctx, true, fifoClaimSQL, q.id, t.now, after, want, until, p.Token, maxRC, taken, round == 0)
+			rows, err = t.claimRows(ctx, true, fifoClaimSQL, q.id, t.now, after, want, until, p.Token, maxRC, taken, sweep && round == 0)
 			if err != nil {
 				return nil, err
 			}

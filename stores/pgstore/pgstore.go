@@ -34,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -72,6 +73,8 @@ type Store struct {
 	log     *slog.Logger
 	channel string
 	retries int
+
+	lastSweep sync.Map // queue incarnation → *atomic.Int64, UnixNano of its last sweep here
 
 	subMu sync.Mutex
 	subs  map[string]map[*subscription]struct{}
@@ -404,8 +407,8 @@ func (t *txn) queue(ctx context.Context, name, id string, now time.Time, mode lo
 }
 
 // sweepExpired deletes a few messages past retention, skipping rows others
-// hold: cheap housekeeping in passing (claims do it one time in sweepEvery;
-// Maintain does the rest). It looks only at the first limit messages by seq,
+// hold: cheap housekeeping in passing (claims do it at most once per
+// sweepInterval per queue and process; Maintain does the rest). It looks only at the first limit messages by seq,
 // and only when the first of them is due, so that it is one probe of the
 // (queue_id, seq) index when nothing is due. (A moved message keeps its
 // SentAt under a new seq: it may expire behind younger ones, where claims
@@ -444,8 +447,29 @@ func (t *txn) sweepExpired(ctx context.Context, q *queueRow, limit int) error {
 	return err
 }
 
-// sweepEvery: a claim sweeps expired messages with probability 1/sweepEvery.
-const sweepEvery = 8
+// sweepInterval is how often, at most, claims on one queue in one process
+// sweep expired messages in passing. Claims never return an expired
+// message, so the sweep only frees space and lets a group whose expired head
+// is in flight go on; once a second is plenty, and it keeps the sweep's
+// probe off nearly every claim.
+const sweepInterval = time.Second
+
+// sweepDue reports whether a claim on the queue incarnation id at now
+// (zero: the local clock) should sweep, and if so notes that it does. A
+// clock that went back (a test's) makes it due.
+func (s *Store) sweepDue(id string, now time.Time) bool {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	v, _ := s.lastSweep.LoadOrStore(id, new(atomic.Int64))
+	last := v.(*atomic.Int64)
+	prev := last.Load()
+	t := now.UnixNano()
+	if prev != 0 && t >= prev && t-prev < int64(sweepInterval) {
+		return false
+	}
+	return last.CompareAndSwap(prev, t)
+}
 
 // sentAfter is the SQL value for "sent after the retention cutoff": -infinity
 // when the queue keeps messages forever.

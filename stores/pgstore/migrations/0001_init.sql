@@ -262,60 +262,50 @@ BEGIN
 END
 $fn$;
 
--- sluice_delete is MessageDelete in one statement (one round trip) for any
--- number of receipts (p_msgs[i] with claim token p_tokens[i]). It returns
--- NULL when the queue (incarnation p_id; '' means any) does not exist, else
--- one outcome per receipt, in order (0 current, 1 expired, 2 stale, 3
--- gone), and whether the queue is FIFO. A message is deleted by the first
--- of its receipts that is current, or expired and not p_keep_expired; its
--- later receipts are gone. On a FIFO queue the groups' row locks are taken
--- (in group order) before the messages', and each group's row is put right
--- once, after.
-CREATE FUNCTION sluice_delete(p_name text, p_id text, p_msgs text[], p_tokens text[], p_keep_expired boolean,
-                              p_now timestamptz, OUT r_outcomes integer[], OUT r_fifo boolean)
+-- sluice_delete is MessageDelete in one statement (one round trip). It
+-- returns NULL when the queue (incarnation p_id; '' means any) does not
+-- exist, else the outcome: 0 current, 1 expired, 2 stale, 3 gone, and
+-- whether the queue is FIFO. The message is deleted when current, or
+-- expired and not p_keep_expired. On a FIFO queue the group's row lock is
+-- taken before the message's, and the row is put right after.
+CREATE FUNCTION sluice_delete(p_name text, p_id text, p_msg text, p_token text, p_keep_expired boolean,
+                              p_now timestamptz, OUT r_outcome integer, OUT r_fifo boolean)
 LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
-    q      record;
-    v_now  timestamptz := coalesce(p_now, now());
-    v_cut  timestamptz;
-    groups text[];
+    q   record;
+    m   record;
+    grp text;
+    v_now timestamptz := coalesce(p_now, now());
 BEGIN
     SELECT id, fifo, retention_us INTO q FROM queues WHERE name = p_name AND (p_id = '' OR id = p_id);
     IF NOT FOUND THEN
         RETURN;
     END IF;
     r_fifo := q.fifo;
-    v_cut := CASE WHEN q.retention_us > 0 THEN v_now - q.retention_us * interval '1 microsecond' ELSE '-infinity' END;
     IF q.fifo THEN
-        PERFORM 1 FROM fifo_groups WHERE queue_id = q.id AND group_id IN (
-            SELECT group_id FROM messages WHERE queue_id = q.id AND message_id = ANY(p_msgs))
-        ORDER BY group_id FOR NO KEY UPDATE;
+        SELECT group_id INTO grp FROM messages WHERE queue_id = q.id AND message_id = p_msg;
+        IF FOUND THEN
+            PERFORM 1 FROM fifo_groups WHERE queue_id = q.id AND group_id = grp FOR NO KEY UPDATE;
+        END IF;
     END IF;
-    WITH r AS (
-        SELECT u.msg, u.tok, u.ord FROM unnest(p_msgs, p_tokens) WITH ORDINALITY AS u(msg, tok, ord)
-    ), locked AS (
-        SELECT message_id, token, visible_at, sent_at FROM messages
-        WHERE queue_id = q.id AND message_id = ANY(p_msgs) ORDER BY message_id FOR UPDATE
-    ), judged AS (
-        SELECT r.ord, r.msg, CASE
-            WHEN l.message_id IS NULL OR l.sent_at <= v_cut THEN 3
-            WHEN l.token = '' OR l.token <> r.tok THEN 2
-            WHEN l.visible_at <= v_now THEN 1
-            ELSE 0 END AS outcome
-        FROM r LEFT JOIN locked l ON l.message_id = r.msg
-    ), first_del AS (
-        SELECT msg, min(ord) AS ord FROM judged
-        WHERE outcome = 0 OR (outcome = 1 AND NOT p_keep_expired) GROUP BY msg
-    ), del AS (
-        DELETE FROM messages m USING first_del f WHERE m.queue_id = q.id AND m.message_id = f.msg
-        RETURNING m.group_id
-    )
-    SELECT (SELECT array_agg(CASE WHEN f.ord < j.ord THEN 3 ELSE j.outcome END ORDER BY j.ord)
-              FROM judged j LEFT JOIN first_del f ON f.msg = j.msg),
-           (SELECT array_agg(DISTINCT group_id ORDER BY group_id) FROM del)
-    INTO r_outcomes, groups;
-    IF q.fifo AND groups IS NOT NULL THEN
-        PERFORM sluice_fix_group(q.id, g) FROM unnest(groups) AS g;
+    SELECT token, visible_at, sent_at INTO m FROM messages WHERE queue_id = q.id AND message_id = p_msg FOR UPDATE;
+    IF NOT FOUND OR (q.retention_us > 0 AND m.sent_at <= v_now - q.retention_us * interval '1 microsecond') THEN
+        r_outcome := 3;
+        RETURN;
+    ELSIF m.token = '' OR m.token <> p_token THEN
+        r_outcome := 2;
+        RETURN;
+    ELSIF m.visible_at <= v_now THEN
+        r_outcome := 1;
+        IF p_keep_expired THEN
+            RETURN;
+        END IF;
+    ELSE
+        r_outcome := 0;
+    END IF;
+    DELETE FROM messages WHERE queue_id = q.id AND message_id = p_msg;
+    IF q.fifo THEN
+        PERFORM sluice_fix_group(q.id, grp);
     END IF;
 END
 $fn$;

@@ -1,0 +1,37 @@
+package pgstore
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"testing"
+)
+
+// landedMigrations are the SHA-256 digests of the migrations on main.
+// Databases out there have applied them, and migrate never re-applies a
+// version, so a landed migration must not change: a schema change is a new
+// file. Add a new file's digest here when it lands.
+var landedMigrations = map[int]string{
+	1: "00a1bfa333a681caaa3b0f62c5df7300c46ebe67a1dd3b2bc7862d28f1139361",
+	2: "cb2ff734483304807ca9415c10ed9389ba9102929bb451c506fa96c43faa0e56",
+}
+
+func TestMigrationsAppendOnly(t *testing.T) {
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		sum := sha256.Sum256([]byte(m.sql))
+		got := hex.EncodeToString(sum[:])
+		want, ok := landedMigrations[m.version]
+		switch {
+		case !ok:
+			t.Errorf("migration %s (sha256 %s) is not in landedMigrations: add it there when it lands", m.name, got)
+		case got != want:
+			t.Errorf("migration %s changed (sha256 %s, landed as %s): landed migrations are append-only, put the change in a new file", m.name, got, want)
+		}
+	}
+	if len(ms) != len(landedMigrations) {
+		t.Errorf("%d migration files, %d landed digests: a landed migration is missing", len(ms), len(landedMigrations))
+	}
+}
