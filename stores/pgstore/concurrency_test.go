@@ -292,6 +292,63 @@ func TestConcurrentDedupSends(t *testing.T) {
 	}
 }
 
+// Concurrent deletes on one queue share transactions (combiner): each
+// caller still gets the outcome of its own receipts, current or stale, and
+// exactly the current ones are deleted.
+func TestConcurrentDeletesKeepTheirOutcomes(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	q := createQueue(t, s, "del", false)
+	const n = 40
+	var msgs []stores.NewMessage
+	for i := range n {
+		msgs = append(msgs, newMsg(fmt.Sprintf("m%d", i), "", ""))
+	}
+	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: n,
+		VisibilityTimeout: time.Hour, Token: "tok"})
+	if err != nil || len(res.Messages) != n {
+		t.Fatalf("claim: %d messages, %v", len(res.Messages), err)
+	}
+	outs := make([][]stores.ReceiptOutcome, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, m := range res.Messages {
+		token := m.Token
+		if i%2 == 1 {
+			token = "not-the-token"
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			outs[i], errs[i] = s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
+				Receipts: []stores.Receipt{{MessageID: m.ID, Token: token}}})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i := range outs {
+		want := stores.ReceiptCurrent
+		if i%2 == 1 {
+			want = stores.ReceiptStale
+		}
+		if errs[i] != nil || len(outs[i]) != 1 || outs[i][0] != want {
+			t.Errorf("delete %d: %v, %v; want [%v]", i, outs[i], errs[i], want)
+		}
+	}
+	st, err := s.QueueStats(ctx, &stores.QueueStatsParams{Name: q.Name, ID: q.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.InFlight != n/2 {
+		t.Errorf("in flight = %d, want the %d with stale receipts", st.InFlight, n/2)
+	}
+}
+
 func waitHint(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
 	select {

@@ -183,15 +183,67 @@ func (s *Store) sendTarget(ctx context.Context, name, id string) (string, bool, 
 	return qid, fifo, nil
 }
 
+// Combining: see combiner. Sends combine per queue incarnation, dedup
+// window and clock; deletes per queue incarnation, KeepExpired and clock.
+const (
+	combineLimit        = 2
+	maxCombinedMessages = 50
+	maxCombinedReceipts = 100
+)
+
+func combineKey(name, id string, flag int64, now time.Time) string {
+	var t int64
+	if !now.IsZero() {
+		t = now.UnixNano()
+	}
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%d", name, id, flag, t)
+}
+
 func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
-	qid, fifo, err := s.sendTarget(ctx, p.QueueName, p.QueueID)
+	qid, _, err := s.sendTarget(ctx, p.QueueName, p.QueueID)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Messages) == 0 {
+		return &stores.MessageSendResult{Results: []stores.SendResult{}}, nil
+	}
+	q := *p
+	q.QueueID = qid
+	return s.sends.do(ctx, combineKey(p.QueueName, qid, int64(p.DedupWindow), p.Now), &q, len(p.Messages))
+}
+
+// sendCombined sends the messages of several sends (to one queue
+// incarnation, with one dedup window and clock) in one transaction, in
+// order: a later send's duplicate of an earlier one's dedup id echoes it.
+func (s *Store) sendCombined(ctx context.Context, _ string, reqs []*stores.MessageSendParams) ([]*stores.MessageSendResult, error) {
+	all := *reqs[0]
+	if len(reqs) > 1 {
+		all.Messages = nil
+		for _, r := range reqs {
+			all.Messages = append(all.Messages, r.Messages...)
+		}
+	}
+	res, err := s.sendNow(ctx, &all)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*stores.MessageSendResult, len(reqs))
+	off := 0
+	for i, r := range reqs {
+		out[i] = &stores.MessageSendResult{Results: res.Results[off : off+len(r.Messages) : off+len(r.Messages)]}
+		off += len(r.Messages)
+	}
+	return out, nil
+}
+
+// sendNow stores p's messages in one transaction; p.QueueID is the
+// incarnation.
+func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
+	qid, fifo, err := s.sendTarget(ctx, p.QueueName, p.QueueID) // cached
 	if err != nil {
 		return nil, err
 	}
 	res := &stores.MessageSendResult{Results: make([]stores.SendResult, len(p.Messages))}
-	if len(p.Messages) == 0 {
-		return res, nil
-	}
 	type encoded struct{ attrs, sys []byte }
 	enc := make([]encoded, len(p.Messages))
 	for i := range p.Messages {
@@ -329,6 +381,38 @@ func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams
 	if len(p.Receipts) == 0 {
 		return nil, nil
 	}
+	keep := int64(0)
+	if p.KeepExpired {
+		keep = 1
+	}
+	return s.deletes.do(ctx, combineKey(p.QueueName, p.QueueID, keep, p.Now), p, len(p.Receipts))
+}
+
+// deleteCombined deletes the receipts of several deletes (of one queue
+// incarnation, with one KeepExpired and clock) in one statement, in order.
+func (s *Store) deleteCombined(ctx context.Context, _ string, reqs []*stores.MessageDeleteParams) ([][]stores.ReceiptOutcome, error) {
+	all := *reqs[0]
+	if len(reqs) > 1 {
+		all.Receipts = nil
+		for _, r := range reqs {
+			all.Receipts = append(all.Receipts, r.Receipts...)
+		}
+	}
+	outs, err := s.deleteNow(ctx, &all)
+	if err != nil {
+		return nil, err
+	}
+	res := make([][]stores.ReceiptOutcome, len(reqs))
+	off := 0
+	for i, r := range reqs {
+		res[i] = outs[off : off+len(r.Receipts) : off+len(r.Receipts)]
+		off += len(r.Receipts)
+	}
+	return res, nil
+}
+
+// deleteNow deletes p's receipts in one statement.
+func (s *Store) deleteNow(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
 	ids := make([]string, len(p.Receipts))
 	tokens := make([]string, len(p.Receipts))
 	for i, r := range p.Receipts {

@@ -12,6 +12,11 @@
 // take a number from message_seq until commit, so within a group sequence
 // order is commit order.
 //
+// Combining: concurrent sends to one queue, and concurrent deletes on one,
+// share a transaction when two of their kind are already running (see
+// combiner): one commit and one round trip for several requests, each of
+// which still returns only after that commit.
+//
 // Time: when a params struct's Now is zero the transaction uses the
 // database's clock (now(), the transaction's start); otherwise every
 // comparison uses the given Now.
@@ -75,6 +80,11 @@ type Store struct {
 	retries int
 
 	lastSweep sync.Map // queue incarnation → *atomic.Int64, UnixNano of its last sweep here
+
+	// Concurrent sends and deletes on one queue share transactions: see
+	// combiner.
+	sends   *combiner[*stores.MessageSendParams, *stores.MessageSendResult]
+	deletes *combiner[*stores.MessageDeleteParams, []stores.ReceiptOutcome]
 
 	subMu sync.Mutex
 	subs  map[string]map[*subscription]struct{}
@@ -148,6 +158,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		notifyKick:    make(chan struct{}, 1),
 		notifyDone:    make(chan struct{}),
 	}
+	s.sends = newCombiner(combineLimit, maxCombinedMessages, s.sendCombined)
+	s.deletes = newCombiner(combineLimit, maxCombinedReceipts, s.deleteCombined)
 	lctx, cancel := context.WithCancel(context.Background())
 	s.stopListen = cancel
 	s.listenDone = make(chan struct{})

@@ -1,0 +1,141 @@
+package pgstore
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// A combiner runs concurrent calls that share a key (the same queue and
+// parameters) as one batch: one statement or one pgx batch, one
+// transaction, one commit. A call that finds fewer than limit batches of
+// its key running starts one at once with whatever is waiting; otherwise it
+// waits and goes in the next. So an idle store adds no delay, and a busy
+// one commits many requests per WAL flush and pays the per-transaction
+// costs (round trip, snapshot, commit, function entry, the queue lookup)
+// once per batch instead of once per request; under load that was most of
+// PostgreSQL's CPU per request.
+//
+// Every call in a batch gets the batch's error, if any. Callers combine only
+// operations that cannot fail one by one (the store validated them already),
+// so a batch fails only for reasons that would fail each of its calls.
+type combiner[Req, Res any] struct {
+	limit   int // batches of one key running at once
+	maxSize int // a batch's total size (receipts, messages), at least one call
+	run     func(ctx context.Context, key string, reqs []Req) ([]Res, error)
+
+	mu    sync.Mutex
+	lanes map[string]*lane[Req, Res]
+}
+
+type lane[Req, Res any] struct {
+	pending []*call[Req, Res]
+	running int
+}
+
+type call[Req, Res any] struct {
+	req  Req
+	size int
+	res  Res
+	err  error
+	done chan struct{}
+}
+
+// batchTimeout bounds a combined batch, which runs detached from the
+// contexts of the calls in it (one caller giving up must not fail the
+// others).
+const batchTimeout = 30 * time.Second
+
+func newCombiner[Req, Res any](limit, maxSize int, run func(ctx context.Context, key string, reqs []Req) ([]Res, error)) *combiner[Req, Res] {
+	return &combiner[Req, Res]{limit: limit, maxSize: maxSize, run: run, lanes: map[string]*lane[Req, Res]{}}
+}
+
+// do runs req (of the given size) in a batch with others of the same key
+// and returns its result.
+func (c *combiner[Req, Res]) do(ctx context.Context, key string, req Req, size int) (Res, error) {
+	cl := &call[Req, Res]{req: req, size: size, done: make(chan struct{})}
+	c.mu.Lock()
+	l := c.lanes[key]
+	if l == nil {
+		l = &lane[Req, Res]{}
+		c.lanes[key] = l
+	}
+	l.pending = append(l.pending, cl)
+	var batch []*call[Req, Res]
+	if l.running < c.limit {
+		l.running++
+		batch = c.take(l)
+	}
+	c.mu.Unlock()
+	if batch != nil {
+		c.execute(ctx, key, batch)
+		c.mu.Lock()
+		next := c.next(key, l)
+		c.mu.Unlock()
+		if next != nil {
+			// Those that came meanwhile go on without this caller.
+			go c.drain(context.WithoutCancel(ctx), key, l, next)
+		}
+	}
+	select {
+	case <-cl.done:
+		return cl.res, cl.err
+	case <-ctx.Done():
+		var zero Res
+		return zero, ctx.Err()
+	}
+}
+
+// drain runs the lane's batches until none is waiting.
+func (c *combiner[Req, Res]) drain(ctx context.Context, key string, l *lane[Req, Res], batch []*call[Req, Res]) {
+	for batch != nil {
+		c.execute(ctx, key, batch)
+		c.mu.Lock()
+		batch = c.next(key, l)
+		c.mu.Unlock()
+	}
+}
+
+// next takes the lane's next batch, or, when nothing waits, ends this
+// runner's turn. c.mu is held.
+func (c *combiner[Req, Res]) next(key string, l *lane[Req, Res]) []*call[Req, Res] {
+	if len(l.pending) > 0 {
+		return c.take(l)
+	}
+	l.running--
+	if l.running == 0 {
+		delete(c.lanes, key)
+	}
+	return nil
+}
+
+// take removes the next batch from the lane's queue, oldest first. c.mu is
+// held.
+func (c *combiner[Req, Res]) take(l *lane[Req, Res]) []*call[Req, Res] {
+	n, size := 0, 0
+	for n < len(l.pending) && (n == 0 || size+l.pending[n].size <= c.maxSize) {
+		size += l.pending[n].size
+		n++
+	}
+	batch := l.pending[:n:n]
+	l.pending = append([]*call[Req, Res](nil), l.pending[n:]...)
+	return batch
+}
+
+func (c *combiner[Req, Res]) execute(ctx context.Context, key string, batch []*call[Req, Res]) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
+	defer cancel()
+	reqs := make([]Req, len(batch))
+	for i, cl := range batch {
+		reqs[i] = cl.req
+	}
+	res, err := c.run(ctx, key, reqs)
+	for i, cl := range batch {
+		if err != nil {
+			cl.err = err
+		} else {
+			cl.res = res[i]
+		}
+		close(cl.done)
+	}
+}
