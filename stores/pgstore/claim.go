@@ -100,12 +100,18 @@ func (t *txn) claimRows(ctx context.Context, fifo bool, sql string, args ...any)
 	return out, nil
 }
 
-// fifoReceiveSQL is the one-statement FIFO claim: see sluice_fifo_receive.
-const fifoReceiveSQL = `SELECT * FROM sluice_fifo_receive($1, $2, $3, $4, $5, $6, $7) AS (` +
-	`r_redrive boolean, r_message_id text, r_seq bigint, r_group_id text, r_dedup_id text, r_body text,
+// receiveCols are the rows of the one-statement receives, as claimRowCols.
+const receiveCols = ` AS (r_redrive boolean, r_message_id text, r_seq bigint, r_group_id text, r_dedup_id text, r_body text,
 	r_attributes bytea, r_system_attributes bytea, r_md5_body text, r_md5_attributes text,
 	r_md5_system text, r_sender_id text, r_sent_at timestamptz, r_receive_count integer,
 	r_first_received_at timestamptz, r_dead_letter_source text, r_ord1 float8, r_ord2 bigint)`
+
+// fifoReceiveSQL is the one-statement FIFO claim: see sluice_fifo_receive.
+const fifoReceiveSQL = `SELECT * FROM sluice_fifo_receive($1, $2, $3, $4, $5, $6, $7)` + receiveCols
+
+// standardReceiveSQL is the one-statement Standard claim: see
+// sluice_standard_receive.
+const standardReceiveSQL = `SELECT * FROM sluice_standard_receive($1, $2, $3, $4, $5, $6)` + receiveCols
 
 // nextChangeSQL is NextChange of a FIFO claim that got nothing, for the
 // fast path: when the next group head becomes visible. (avail_at is never
@@ -114,18 +120,33 @@ const fifoReceiveSQL = `SELECT * FROM sluice_fifo_receive($1, $2, $3, $4, $5, $6
 const nextChangeSQL = `SELECT min(f.avail_at) FROM queues q JOIN fifo_groups f ON f.queue_id = q.id
 	WHERE q.name = $1 AND q.id = $2 AND f.avail_at > coalesce($3::timestamptz, now())`
 
+// standardNextChangeSQL is NextChange of a Standard claim that got
+// nothing, for the fast path: when the next message in flight or delayed
+// becomes visible.
+const standardNextChangeSQL = `SELECT min(m.visible_at) FROM queues q JOIN messages m ON m.queue_id = q.id
+	WHERE q.name = $1 AND q.id = $2 AND m.visible_at > coalesce($3::timestamptz, now())
+	  AND (q.retention_us = 0 OR m.sent_at > coalesce($3::timestamptz, now()) - q.retention_us * interval '1 microsecond')`
+
 // fifoNextChangeSQL is nextChangeSQL inside a claim's transaction.
 const fifoNextChangeSQL = `SELECT min(avail_at) FROM fifo_groups WHERE queue_id = $1 AND avail_at > $2`
 
-// fastFIFOClaim is MessageClaim on a FIFO queue known to be FIFO, without
-// an attempt id or a redrive: one statement, its own transaction.
-func (s *Store) fastFIFOClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
+// fastClaim is MessageClaim on a queue whose kind is known, without an
+// attempt id or a redrive: one statement, its own transaction (and, when it
+// got nothing, one more for NextChange). Standard claims take it only when
+// no sweep is due (their sweep is in Go, in the general path).
+func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fifo, sweep bool) (*stores.MessageClaimResult, error) {
 	res := &stores.MessageClaimResult{}
-	sweep := s.sweepDue(p.QueueID, p.Now)
+	claimSQL, nextSQL := standardReceiveSQL, standardNextChangeSQL
+	if fifo {
+		claimSQL, nextSQL = fifoReceiveSQL, nextChangeSQL
+	}
 	err := s.retry(ctx, func() error {
 		res.Messages = nil
-		rows, err := s.pool.Query(ctx, fifoReceiveSQL, p.QueueName, p.QueueID, nowArg(p.Now), p.Max,
-			micros(max(p.VisibilityTimeout, 0)), p.Token, sweep)
+		args := []any{p.QueueName, p.QueueID, nowArg(p.Now), p.Max, micros(max(p.VisibilityTimeout, 0)), p.Token}
+		if fifo {
+			args = append(args, sweep)
+		}
+		rows, err := s.pool.Query(ctx, claimSQL, args...)
 		if err != nil {
 			return err
 		}
@@ -134,7 +155,7 @@ func (s *Store) fastFIFOClaim(ctx context.Context, p *stores.MessageClaimParams)
 		for rows.Next() {
 			var r claimRow
 			var ord2 int64
-			m, targets, finish := scanMessage(true, &r.ord1, &ord2)
+			m, targets, finish := scanMessage(fifo, &r.ord1, &ord2)
 			if err := rows.Scan(append([]any{&r.redrive}, targets...)...); err != nil {
 				return err
 			}
@@ -172,7 +193,7 @@ func (s *Store) fastFIFOClaim(ctx context.Context, p *stores.MessageClaimParams)
 		return res, nil
 	}
 	var next *time.Time
-	if err := s.pool.QueryRow(ctx, nextChangeSQL, p.QueueName, p.QueueID, nowArg(p.Now)).Scan(&next); err != nil {
+	if err := s.pool.QueryRow(ctx, nextSQL, p.QueueName, p.QueueID, nowArg(p.Now)).Scan(&next); err != nil {
 		return nil, err
 	}
 	if next != nil {
@@ -182,9 +203,10 @@ func (s *Store) fastFIFOClaim(ctx context.Context, p *stores.MessageClaimParams)
 }
 
 func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
-	if fifo, ok := s.fifoOf(p.QueueID); ok && fifo && p.QueueID != "" && p.Max > 0 && p.AttemptID == "" &&
+	sweep := s.sweepDue(p.QueueName+"\x00"+p.QueueID, p.Now)
+	if fifo, ok := s.fifoOf(p.QueueID); ok && (fifo || !sweep) && p.QueueID != "" && p.Max > 0 && p.AttemptID == "" &&
 		(p.Redrive == nil || p.Redrive.MaxReceiveCount <= 0 || p.Redrive.QueueName == p.QueueName) {
-		return s.fastFIFOClaim(ctx, p)
+		return s.fastClaim(ctx, p, fifo, sweep)
 	}
 	var res *stores.MessageClaimResult
 	err := s.run(ctx, func(t *txn) error {
@@ -193,7 +215,6 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 		if err != nil {
 			return err
 		}
-		sweep := t.s.sweepDue(q.id, t.now)
 		if !q.fifo && sweep { // FIFO: in sluice_fifo_claim
 			if err := t.sweepExpired(ctx, q, 100); err != nil {
 				return err

@@ -2,6 +2,8 @@ package pgstore
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,19 +43,32 @@ func (s *Store) Subscribe(queueName string) (<-chan struct{}, func()) {
 	}
 }
 
-// fanOut wakes the subscribers of each named queue.
+// fanOut wakes every subscriber of each named queue.
 func (s *Store) fanOut(names []string) {
-	if len(names) == 0 {
-		return
+	for _, name := range names {
+		s.fanOutN(name, 0)
 	}
+}
+
+// fanOutN wakes n subscribers of the queue (0: all of them). A send of one
+// message needs one receiver, not every receive waiting on the queue: each
+// woken one runs a claim, and all but one would find nothing. Subscribers
+// are tried in random order (map order); one whose channel already holds a
+// hint counts as woken. A woken receive that ends before it claims loses
+// that hint; the others find the message at their repair check, so a lost
+// hint costs latency, never a message.
+func (s *Store) fanOutN(name string, n int) {
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
-	for _, name := range names {
-		for sub := range s.subs[name] {
-			select {
-			case sub.ch <- struct{}{}:
-			default:
-			}
+	woken := 0
+	for sub := range s.subs[name] {
+		select {
+		case sub.ch <- struct{}{}:
+		default:
+		}
+		woken++
+		if n > 0 && woken >= n {
+			return
 		}
 	}
 }
@@ -74,7 +89,7 @@ func (s *Store) wakeAll() {
 }
 
 // listen holds the Store's one listening connection: it LISTENs on the
-// channel and fans notifications (payload: queue name) out to subscribers,
+// channel and fans notifications (see wakePayload) out to subscribers,
 // reconnecting with backoff when the connection drops. ready receives the
 // outcome of the first connection attempt.
 func (s *Store) listen(ctx context.Context, cc *pgx.ConnConfig, ready chan<- error) {
@@ -131,26 +146,63 @@ func (s *Store) receive(ctx context.Context, conn *pgx.Conn) error {
 		if err != nil {
 			return err
 		}
-		if n.Channel == s.channel {
-			s.fanOut([]string{n.Payload})
+		if n.Channel != s.channel {
+			continue
+		}
+		if from, name, count, ok := parseWake(n.Payload); ok && from != s.instance {
+			s.fanOutN(name, count) // this Store woke its own at commit
 		}
 	}
 }
 
-// notifyOthers queues wake-ups for other instances; the notifier sends them.
+// notifyOthers queues wake-ups of all subscribers for other instances;
+// the notifier sends them.
 func (s *Store) notifyOthers(names []string) {
-	if len(names) == 0 {
-		return
+	for _, name := range names {
+		s.notifyOthersN(name, 0)
 	}
+}
+
+// notifyOthersN queues a wake-up of n subscribers (0: all) per instance.
+// Wake-ups of one queue coalesce: their counts add up, and all stays all.
+func (s *Store) notifyOthersN(name string, n int) {
 	s.notifyMu.Lock()
-	for _, n := range names {
-		s.notifyPending[n] = struct{}{}
+	if prev, ok := s.notifyPending[name]; !ok {
+		s.notifyPending[name] = n
+	} else if prev != 0 {
+		if n == 0 {
+			s.notifyPending[name] = 0
+		} else {
+			s.notifyPending[name] = prev + n
+		}
 	}
 	s.notifyMu.Unlock()
 	select {
 	case s.notifyKick <- struct{}{}:
 	default:
 	}
+}
+
+// A wake-up's payload is "<instance> <queue> <count>" (count 0: every
+// subscriber). Queue names have no spaces. A payload of a queue name alone
+// (an older sluice) wakes every subscriber.
+func wakePayload(instance, name string, n int) string {
+	return instance + " " + name + " " + strconv.Itoa(n)
+}
+
+func parseWake(payload string) (from, name string, n int, ok bool) {
+	parts := strings.Split(payload, " ")
+	switch len(parts) {
+	case 1:
+		return "", parts[0], 0, parts[0] != ""
+	case 3:
+		n, err := strconv.Atoi(parts[2])
+		if err != nil || n < 0 || parts[1] == "" {
+			return "", "", 0, false
+		}
+		return parts[0], parts[1], n, true
+	}
+	return "", "", 0, false
 }
 
 // notifier sends the queued wake-ups, coalesced, each batch in one
@@ -178,16 +230,16 @@ func (s *Store) flushNotify(ctx context.Context) {
 		s.notifyMu.Unlock()
 		return
 	}
-	names := make([]string, 0, len(s.notifyPending))
-	for n := range s.notifyPending {
-		names = append(names, n)
+	payloads := make([]string, 0, len(s.notifyPending))
+	for name, n := range s.notifyPending {
+		payloads = append(payloads, wakePayload(s.instance, name, n))
 	}
 	clear(s.notifyPending)
 	s.notifyMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := s.pool.Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true),
-			(SELECT count(pg_notify($1, n)) FROM unnest($2::text[]) AS n)`, s.channel, names); err != nil && ctx.Err() == nil {
+			(SELECT count(pg_notify($1, n)) FROM unnest($2::text[]) AS n)`, s.channel, payloads); err != nil && ctx.Err() == nil {
 		s.log.Warn("pgstore: notify", "err", err)
 	}
 }

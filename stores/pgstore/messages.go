@@ -255,9 +255,10 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 			return nil, err
 		}
 	}
-	var missing, stored bool
+	var missing bool
+	var stored int
 	err = s.retry(ctx, func() error {
-		missing, stored = false, false
+		missing, stored = false, 0
 		b := &pgx.Batch{}
 		if fifo {
 			b.Queue(sendLockSQL, sendLocks(qid, p.Messages))
@@ -276,7 +277,9 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 						missing = true
 						return nil
 					}
-					stored = stored || err == nil
+					if err == nil {
+						stored++
+					}
 					return err
 				})
 				continue
@@ -296,15 +299,15 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 					res.Results[i] = stores.SendResult{MessageID: id, SequenceNumber: sn, Duplicate: true}
 				default:
 					res.Results[i].SequenceNumber = formatSeq(seq)
-					stored = true
+					stored++
 				}
 				return nil
 			})
 		}
 		return s.pool.SendBatch(ctx, b).Close()
 	})
-	if stored {
-		s.wake(p.QueueName) // after the commit
+	if stored > 0 {
+		s.wakeN(p.QueueName, stored) // after the commit
 	}
 	if err != nil {
 		return nil, err
@@ -434,7 +437,7 @@ func (s *Store) deleteNow(ctx context.Context, p *stores.MessageDeleteParams) ([
 			return fmt.Errorf("pgstore: sluice_delete gave %d outcomes for %d receipts", len(codes), len(ids))
 		}
 		outs = make([]stores.ReceiptOutcome, len(codes))
-		deleted := false
+		deleted := 0
 		for i, c := range codes {
 			switch c {
 			case 0:
@@ -446,10 +449,12 @@ func (s *Store) deleteNow(ctx context.Context, p *stores.MessageDeleteParams) ([
 			default:
 				outs[i] = stores.ReceiptGone
 			}
-			deleted = deleted || c == 0 || c == 1 && !p.KeepExpired
+			if c == 0 || c == 1 && !p.KeepExpired {
+				deleted++
+			}
 		}
-		if *fifo && deleted {
-			s.wake(p.QueueName) // a group's next message may be receivable
+		if *fifo && deleted > 0 {
+			s.wakeN(p.QueueName, deleted) // a group's next message may be receivable
 		}
 		return nil
 	})

@@ -32,6 +32,8 @@ package pgstore
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -97,7 +99,10 @@ type Store struct {
 	fifoByID sync.Map
 
 	notifyMu      sync.Mutex
-	notifyPending map[string]struct{}
+	notifyPending map[string]int // queue → subscribers to wake per instance, 0: all
+	// instance names this Store in its notifications, so that its
+	// listener skips its own (it woke its own subscribers at commit).
+	instance string
 	notifyKick    chan struct{}
 	notifyDone    chan struct{}
 	closeOnce     sync.Once
@@ -154,7 +159,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		retries: opts.MaxRetries,
 		subs:    map[string]map[*subscription]struct{}{},
 
-		notifyPending: map[string]struct{}{},
+		notifyPending: map[string]int{},
+		instance:      randomHex(8),
 		notifyKick:    make(chan struct{}, 1),
 		notifyDone:    make(chan struct{}),
 	}
@@ -290,10 +296,19 @@ func (s *Store) retry(ctx context.Context, fn func() error) error {
 
 // wake tells subscribers, here and (through the notifier) elsewhere, that
 // a queue may have become receivable; call it after the commit.
-func (s *Store) wake(name string) {
-	names := []string{name}
-	s.fanOut(names)
-	s.notifyOthers(names)
+func (s *Store) wake(name string) { s.wakeN(name, 0) }
+
+// wakeN wakes n subscribers of the queue here and n in every other instance
+// (0: all): n messages became receivable.
+func (s *Store) wakeN(name string, n int) {
+	s.fanOutN(name, n)
+	s.notifyOthersN(name, n)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = crand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 func (s *Store) runOnce(ctx context.Context, fn func(t *txn) error) (notify []string, err error) {

@@ -178,3 +178,43 @@ BEGIN
         p_want, v_now + p_vt_us * interval '1 microsecond', p_token, 2147483647, '{}', p_sweep);
 END
 $fn$;
+
+-- sluice_standard_receive is the common Standard claim (no redrive) in one
+-- statement, so one round trip: the queue (incarnation p_id) is read and up
+-- to p_want visible messages, oldest (by seq) first, are claimed, skipping
+-- rows other transactions hold (as the claim in Go does; a row another
+-- claimer updated and committed after this statement's snapshot is
+-- re-checked under its lock, so it is never handed out twice). A missing
+-- queue raises no_data_found (P0002).
+CREATE FUNCTION sluice_standard_receive(p_name text, p_id text, p_now timestamptz, p_want integer,
+                                        p_vt_us bigint, p_token text)
+RETURNS SETOF record LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    q       record;
+    v_now   timestamptz := coalesce(p_now, now());
+    v_after timestamptz;
+    v_until timestamptz;
+BEGIN
+    SELECT id, retention_us INTO q FROM queues WHERE name = p_name AND id = p_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'queue not found' USING ERRCODE = 'P0002';
+    END IF;
+    v_after := CASE WHEN q.retention_us > 0 THEN v_now - q.retention_us * interval '1 microsecond' ELSE '-infinity' END;
+    v_until := v_now + p_vt_us * interval '1 microsecond';
+    RETURN QUERY
+    WITH cand AS (
+        SELECT c.message_id, c.seq FROM messages c
+        WHERE c.queue_id = q.id AND c.visible_at <= v_now AND c.sent_at > v_after
+        ORDER BY c.seq LIMIT p_want
+        FOR UPDATE SKIP LOCKED
+    )
+    UPDATE messages m SET receive_count = m.receive_count + 1,
+        first_received_at = coalesce(m.first_received_at, v_now),
+        visible_at = v_until, token = p_token
+    FROM cand
+    WHERE m.queue_id = q.id AND m.message_id = cand.message_id
+    RETURNING false, m.message_id, m.seq, m.group_id, m.dedup_id, m.body, m.attributes, m.system_attributes,
+        m.md5_body, m.md5_attributes, m.md5_system, m.sender_id, m.sent_at, m.receive_count,
+        m.first_received_at, m.dead_letter_source, 0::float8, cand.seq;
+END
+$fn$;
