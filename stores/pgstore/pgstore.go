@@ -102,10 +102,10 @@ type Store struct {
 	notifyPending map[string]int // queue → subscribers to wake per instance, 0: all
 	// instance names this Store in its notifications, so that its
 	// listener skips its own (it woke its own subscribers at commit).
-	instance string
-	notifyKick    chan struct{}
-	notifyDone    chan struct{}
-	closeOnce     sync.Once
+	instance   string
+	notifyKick chan struct{}
+	notifyDone chan struct{}
+	closeOnce  sync.Once
 }
 
 var _ stores.Store = (*Store)(nil)
