@@ -190,6 +190,7 @@ func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fif
 		if p.VisibilityTimeout <= 0 {
 			s.wake(p.QueueName) // still visible
 		}
+		s.changed(len(res.Messages))
 		return res, nil
 	}
 	var next *time.Time

@@ -308,6 +308,7 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 	})
 	if stored > 0 {
 		s.wakeN(p.QueueName, stored) // after the commit
+		s.changed(stored)
 	}
 	if err != nil {
 		return nil, err
@@ -456,6 +457,7 @@ func (s *Store) deleteNow(ctx context.Context, p *stores.MessageDeleteParams) ([
 		if *fifo && deleted > 0 {
 			s.wakeN(p.QueueName, deleted) // a group's next message may be receivable
 		}
+		s.changed(deleted)
 		return nil
 	})
 	if err != nil {

@@ -72,6 +72,10 @@ type Options struct {
 	// MaxRetries is how often a transaction is retried after a
 	// serialization failure or deadlock; default 8.
 	MaxRetries int
+	// VacuumInterval is how often the vacuumer looks whether the hot
+	// tables need a VACUUM (see vacuumer); default 2 s, negative: never
+	// (leave it to autovacuum).
+	VacuumInterval time.Duration
 }
 
 // Store is a stores.Store on PostgreSQL. It is safe for concurrent use.
@@ -104,6 +108,12 @@ type Store struct {
 	// listener skips its own (it woke its own subscribers at commit).
 	instance   string
 	notifyKick chan struct{}
+
+	changes        atomic.Int64 // rows changed, for the vacuumer
+	vacuums        atomic.Int64 // passes run, for tests
+	vacuumInterval time.Duration
+	vacuumDone     chan struct{}
+
 	notifyDone chan struct{}
 	closeOnce  sync.Once
 }
@@ -130,6 +140,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	if opts.MaxRetries <= 0 {
 		opts.MaxRetries = 8
+	}
+	if opts.VacuumInterval == 0 {
+		opts.VacuumInterval = vacuumEvery
 	}
 	channel := opts.Channel
 	if channel == "" {
@@ -159,10 +172,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		retries: opts.MaxRetries,
 		subs:    map[string]map[*subscription]struct{}{},
 
-		notifyPending: map[string]int{},
-		instance:      randomHex(8),
-		notifyKick:    make(chan struct{}, 1),
-		notifyDone:    make(chan struct{}),
+		notifyPending:  map[string]int{},
+		vacuumInterval: opts.VacuumInterval,
+		vacuumDone:     make(chan struct{}),
+		instance:       randomHex(8),
+		notifyKick:     make(chan struct{}, 1),
+		notifyDone:     make(chan struct{}),
 	}
 	s.sends = newCombiner(combineLimit, maxCombinedMessages, s.sendCombined)
 	s.deletes = newCombiner(combineLimit, maxCombinedReceipts, s.deleteCombined)
@@ -172,12 +187,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	ready := make(chan error, 1)
 	go s.listen(lctx, cfg.ConnConfig.Copy(), ready)
 	go s.notifier(lctx)
+	go s.vacuumer(lctx)
 	select {
 	case err := <-ready:
 		if err != nil {
 			cancel()
 			<-s.listenDone
 			<-s.notifyDone
+			<-s.vacuumDone
 			pool.Close()
 			return nil, err
 		}
@@ -185,6 +202,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		cancel()
 		<-s.listenDone
 		<-s.notifyDone
+		<-s.vacuumDone
 		pool.Close()
 		return nil, ctx.Err()
 	}
@@ -217,6 +235,7 @@ func (s *Store) Close() error {
 		s.stopListen()
 		<-s.listenDone
 		<-s.notifyDone
+		<-s.vacuumDone
 		s.pool.Close()
 	})
 	return nil
