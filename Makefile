@@ -107,7 +107,11 @@ distclean: clean
 #   <store>-fifo-longpoll  FIFO long polls at BENCH_LONGPOLL_RATE msg/s (pickup latency)
 #   <store>-fifo-halfpeak  FIFO unbatched at half the <store>-fifo peak (latency at half load)
 # postgres-fifo also measures the ceiling: PostgreSQL alone, one-row
-# INSERT+DELETE transactions, same connection count. Every run starts its
+# INSERT+DELETE transactions, same connection count. postgres-fifo and
+# postgres-fifo-batch also measure the baseline (--baseline): a pure-SQL
+# queue shaped like pgmq (send, read with SKIP LOCKED, delete; three
+# commits) on the same PostgreSQL, max(producers, consumers) workers,
+# unbatched and in batches of 10 respectively. Every run starts its
 # own server (`--spawn`), so the peak RSS is per run. BENCH_PG_PARAMS is
 # appended to the store URL (e.g. '&pool_max_conns=32'). Results: one JSON
 # per run in .tmp/bench/, the table on stdout and in .tmp/bench-results.txt.
@@ -140,9 +144,10 @@ bench: build
 	}; \
 	half() { [ -f "$$1" ] && awk -F': ' '/^  "lifecycles_per_sec"/ { gsub(/,/, "", $$2); printf "%.0f", $$2 / 2 }' "$$1" || true; }; \
 	for store in embedded postgres; do \
-	  ceiling=""; if [ "$$store" = postgres ]; then ceiling="--ceiling $$DATABASE_URL"; fi; \
-	  one "$$store-fifo" "$$store" --fifo $$ceiling; peak="$$last"; \
-	  one "$$store-fifo-batch" "$$store" --fifo --batch; \
+	  ceiling=""; baseline=""; \
+	  if [ "$$store" = postgres ]; then ceiling="--ceiling $$DATABASE_URL"; baseline="--baseline $$DATABASE_URL"; fi; \
+	  one "$$store-fifo" "$$store" --fifo $$ceiling $$baseline; peak="$$last"; \
+	  one "$$store-fifo-batch" "$$store" --fifo --batch $$baseline; \
 	  one "$$store-standard" "$$store"; \
 	  one "$$store-fifo-longpoll" "$$store" --fifo --long-poll --rate $(BENCH_LONGPOLL_RATE); \
 	  rate="$$(half "$$peak")"; \

@@ -215,12 +215,13 @@ type Result struct {
 	ErrorsByAction map[string]int64 `json:"errors_by_action,omitempty"`
 	ErrorSamples   []string         `json:"error_samples,omitempty"`
 
-	Checks      Checks         `json:"checks"`
-	CPU         *CPUStats      `json:"cpu,omitempty"`
-	Server      *ServerStats   `json:"server,omitempty"`
-	Ceiling     *CeilingResult `json:"ceiling,omitempty"`
-	Interrupted bool           `json:"interrupted,omitempty"`
-	QueueKept   string         `json:"queue_kept,omitempty"` // why the queue could not be deleted
+	Checks      Checks          `json:"checks"`
+	CPU         *CPUStats       `json:"cpu,omitempty"`
+	Server      *ServerStats    `json:"server,omitempty"`
+	Ceiling     *CeilingResult  `json:"ceiling,omitempty"`
+	Baseline    *BaselineResult `json:"baseline,omitempty"`
+	Interrupted bool            `json:"interrupted,omitempty"`
+	QueueKept   string          `json:"queue_kept,omitempty"` // why the queue could not be deleted
 }
 
 // Checks are the correctness checks of a run.

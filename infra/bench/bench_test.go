@@ -3,11 +3,16 @@ package bench
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/functions/httpapi"
 	"github.com/sluicehq/sluice/functions/service"
@@ -169,5 +174,135 @@ func TestTable(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// tableCell returns the last cell of the table row of label.
+func tableCell(t *testing.T, table, label string) string {
+	t.Helper()
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == label {
+			return f[len(f)-1]
+		}
+	}
+	t.Fatalf("no row %s:\n%s", label, table)
+	return ""
+}
+
+// The "÷ SQL queue" column compares each PostgreSQL row with the baseline
+// of its own batch mode, and only with that.
+func TestTableBaseline(t *testing.T) {
+	unbatched := &BaselineResult{Workers: 8, Batch: 1, MessagesPerSec: 1000, Server: "17.2"}
+	batched := &BaselineResult{Workers: 8, Batch: 10, MessagesPerSec: 4000, Server: "17.2"}
+	rs := []*Result{
+		{Label: "pg-fifo", Store: "postgres", FIFO: true, LifecyclesPerSec: 500, Baseline: unbatched},
+		{Label: "pg-fifo-batch", Store: "postgres", FIFO: true, Batch: true, LifecyclesPerSec: 3000, Baseline: batched},
+		{Label: "pg-standard", Store: "postgres", LifecyclesPerSec: 800},
+		{Label: "emb-fifo-batch", Store: "embedded", FIFO: true, Batch: true, LifecyclesPerSec: 5000},
+	}
+	var b bytes.Buffer
+	WriteTable(&b, rs)
+	out := b.String()
+	t.Log("\n" + out)
+	for label, want := range map[string]string{"pg-fifo": "0.500", "pg-fifo-batch": "0.750", "pg-standard": "0.800", "emb-fifo-batch": "-"} {
+		if got := tableCell(t, out, label); got != want {
+			t.Errorf("%s: ÷ SQL queue %s, want %s", label, got, want)
+		}
+	}
+	for _, want := range []string{"÷ SQL queue", "SQL queue, unbatched: PostgreSQL 17.2, 8 workers", "1000.0 msgs/s", "SQL queue, batches of 10:", "4000.0 msgs/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+
+	// Without a batched baseline the batched rows have no ratio.
+	rs[1].Baseline = nil
+	b.Reset()
+	WriteTable(&b, rs)
+	if got := tableCell(t, b.String(), "pg-fifo-batch"); got != "-" {
+		t.Errorf("pg-fifo-batch: ÷ SQL queue %s with no batched baseline, want -", got)
+	}
+	if strings.Contains(b.String(), "batches of 10") {
+		t.Errorf("a batched baseline in the footer:\n%s", b.String())
+	}
+
+	batched.Ratio = 0.5
+	b.Reset()
+	WriteText(&b, &Result{FIFO: true, Batch: true, Baseline: batched})
+	for _, want := range []string{"baseline    PostgreSQL 17.2, 8 workers, batches of 10: 4000.0 msgs/s", "sluice received/s ÷ SQL queue msgs/s = 0.500"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// databaseURL returns DATABASE_URL. Without it the test is skipped, except
+// in CI (CI=true) or with SLUICE_REQUIRE_POSTGRES=1, where it fails.
+func databaseURL(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("DATABASE_URL")
+	if dsn != "" {
+		return dsn
+	}
+	if os.Getenv("CI") == "true" || os.Getenv("SLUICE_REQUIRE_POSTGRES") == "1" {
+		t.Fatal("DATABASE_URL is not set, and CI=true or SLUICE_REQUIRE_POSTGRES=1 forbids skipping; " +
+			`start one with: eval "$(infra/scripts/postgres.sh start)" (make test-go does this)`)
+	}
+	t.Skip(`DATABASE_URL is not set: skipping the PostgreSQL baseline (start one with: eval "$(infra/scripts/postgres.sh start)")`)
+	return ""
+}
+
+// TestBaseline runs the SQL queue briefly, unbatched and batched: messages
+// move, nothing fails, and the scratch schema is gone afterwards.
+func TestBaseline(t *testing.T) {
+	dsn := databaseURL(t)
+	if _, err := RunBaseline(context.Background(), BaselineConfig{DSN: dsn, Workers: 1, Batch: 3, Duration: time.Second}); err == nil {
+		t.Error("batch 3 accepted")
+	}
+	schemaRE := regexp.MustCompile(`schema (sluice_bench_[0-9a-f]+)`)
+	for _, batch := range []int{1, 10} {
+		t.Run(fmt.Sprintf("batch-%d", batch), func(t *testing.T) {
+			t.Parallel()
+			var log bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			res, err := RunBaseline(ctx, BaselineConfig{
+				DSN: dsn, Workers: 2, Batch: batch,
+				Warmup: 200 * time.Millisecond, Duration: time.Second, Payload: 256, Log: &log,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s%+v", log.String(), *res)
+			if res.Errors != 0 {
+				t.Errorf("errors %d: %v", res.Errors, res.ErrorSamples)
+			}
+			if res.Workers != 2 || res.Batch != batch || res.WindowSec != 1 || res.Server == "" {
+				t.Errorf("workers %d, batch %d, window %v s, server %q", res.Workers, res.Batch, res.WindowSec, res.Server)
+			}
+			if res.Lifecycles == 0 || res.Messages == 0 || res.MessagesPerSec != float64(res.Messages) || res.Lifecycle.Count != uint64(res.Lifecycles) {
+				t.Errorf("nothing measured: lifecycles %d, messages %d (%.1f/s), latencies %d",
+					res.Lifecycles, res.Messages, res.MessagesPerSec, res.Lifecycle.Count)
+			}
+			if res.Messages > res.Lifecycles*int64(batch) || batch > 1 && res.Messages <= res.Lifecycles {
+				t.Errorf("%d messages in %d lifecycles of batch %d", res.Messages, res.Lifecycles, batch)
+			}
+			m := schemaRE.FindStringSubmatch(log.String())
+			if m == nil {
+				t.Fatalf("no schema in the log: %q", log.String())
+			}
+			conn, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close(context.Background())
+			var left bool
+			if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1)", m[1]).Scan(&left); err != nil {
+				t.Fatal(err)
+			}
+			if left {
+				t.Errorf("schema %s left behind", m[1])
+			}
+		})
 	}
 }

@@ -128,6 +128,11 @@ func WriteText(w io.Writer, r *Result) {
 			cl.Server, cl.Conns, cl.TxPerSec, cl.Tx.P50Ms, cl.Tx.P99Ms, cl.Errors)
 		fmt.Fprintf(w, "              sluice lifecycles/s ÷ ceiling tx/s = %.3f\n", cl.Ratio)
 	}
+	if bl := r.Baseline; bl != nil {
+		fmt.Fprintf(w, "  baseline    PostgreSQL %s, %d workers, %s: %.1f msgs/s (pgmq-shaped SQL queue: send, read with SKIP LOCKED, delete, three commits per lifecycle; p50 %.2f ms, p99 %.2f ms, %d errors)\n",
+			bl.Server, bl.Workers, bl.mode(), bl.MessagesPerSec, bl.Lifecycle.P50Ms, bl.Lifecycle.P99Ms, bl.Errors)
+		fmt.Fprintf(w, "              sluice received/s ÷ SQL queue msgs/s = %.3f\n", bl.Ratio)
+	}
 	if r.QueueKept != "" {
 		fmt.Fprintf(w, "  warning     the queue was not deleted: %s\n", r.QueueKept)
 	}
@@ -146,14 +151,27 @@ func requestsText(m map[string]int64) string {
 	return strings.Join(parts, ", ")
 }
 
+// mode says whether the baseline batched: "unbatched", "batches of 10".
+func (b *BaselineResult) mode() string {
+	if b.Batch > 1 {
+		return fmt.Sprintf("batches of %d", b.Batch)
+	}
+	return "unbatched"
+}
+
 // WriteTable writes one row per result. The ceiling, when one of the
 // results measured it, gives the "÷ ceiling" column of every PostgreSQL
-// row.
+// row; the baselines give the "÷ SQL queue" column, each to the rows of its
+// batch mode, so that batched runs are not compared with unbatched SQL.
 func WriteTable(w io.Writer, results []*Result) {
 	var ceiling *CeilingResult
+	var baselines [2]*BaselineResult // unbatched, batched
 	for _, r := range results {
 		if r.Ceiling != nil {
 			ceiling = r.Ceiling
+		}
+		if b := r.Baseline; b != nil {
+			baselines[batchIndex(b.Batch > 1)] = b
 		}
 	}
 	lat := func(s Summary) string {
@@ -163,7 +181,7 @@ func WriteTable(w io.Writer, results []*Result) {
 		return fmt.Sprintf("%.1f/%.1f/%.0f", s.P50Ms, s.P99Ms, s.MaxMs)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "run\tstore\tmode\trate\tmsgs/s\tsend ms p50/p99/max\trecv ms p50/p99/max\tdelete ms p50/p99/max\tpickup ms p50/p99\te2e ms p50/p99\terrors\tmissing\torder viol.\tpeak RSS\tcpu bench/server/other\t÷ ceiling\t")
+	fmt.Fprintln(tw, "run\tstore\tmode\trate\tmsgs/s\tsend ms p50/p99/max\trecv ms p50/p99/max\tdelete ms p50/p99/max\tpickup ms p50/p99\te2e ms p50/p99\terrors\tmissing\torder viol.\tpeak RSS\tcpu bench/server/other\t÷ ceiling\t÷ SQL queue\t")
 	for _, r := range results {
 		pickup := "-"
 		if r.Pickup.Count > 0 {
@@ -189,6 +207,10 @@ func WriteTable(w io.Writer, results []*Result) {
 		if ceiling != nil && ceiling.TxPerSec > 0 && r.Store == "postgres" {
 			ratio = fmt.Sprintf("%.3f", r.LifecyclesPerSec/ceiling.TxPerSec)
 		}
+		sqlRatio := "-"
+		if b := baselines[batchIndex(r.Batch)]; b != nil && b.MessagesPerSec > 0 && r.Store == "postgres" {
+			sqlRatio = fmt.Sprintf("%.3f", r.LifecyclesPerSec/b.MessagesPerSec)
+		}
 		label := r.Label
 		if label == "" {
 			label = r.Queue
@@ -196,15 +218,24 @@ func WriteTable(w io.Writer, results []*Result) {
 		if !r.OK() {
 			label += " (FAILED)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n",
 			label, orDash(r.Store), r.Mode(), rateText(r.TargetRate), r.LifecyclesPerSec,
 			lat(r.Send), lat(r.Receive), lat(r.Delete), pickup, e2e,
-			r.Errors, r.Checks.Missing, order, rss, cpu, ratio)
+			r.Errors, r.Checks.Missing, order, rss, cpu, ratio, sqlRatio)
 	}
 	tw.Flush()
+	if ceiling != nil || baselines != [2]*BaselineResult{} {
+		fmt.Fprintln(w)
+	}
 	if ceiling != nil {
-		fmt.Fprintf(w, "\nceiling: PostgreSQL %s, %d connections, one-row INSERT … RETURNING + DELETE per transaction: %.1f tx/s (p50 %.2f ms, p99 %.2f ms, %d errors)\n",
+		fmt.Fprintf(w, "ceiling: PostgreSQL %s, %d connections, one-row INSERT … RETURNING + DELETE per transaction: %.1f tx/s (p50 %.2f ms, p99 %.2f ms, %d errors)\n",
 			ceiling.Server, ceiling.Conns, ceiling.TxPerSec, ceiling.Tx.P50Ms, ceiling.Tx.P99Ms, ceiling.Errors)
+	}
+	for _, b := range baselines {
+		if b != nil {
+			fmt.Fprintf(w, "SQL queue, %s: PostgreSQL %s, %d workers, pgmq-shaped send + read (FOR UPDATE SKIP LOCKED) + delete, three commits per lifecycle: %.1f msgs/s (lifecycle p50 %.2f ms, p99 %.2f ms, %d errors)\n",
+				b.mode(), b.Server, b.Workers, b.MessagesPerSec, b.Lifecycle.P50Ms, b.Lifecycle.P99Ms, b.Errors)
+		}
 	}
 	for _, r := range results {
 		for _, s := range r.ErrorSamples {
@@ -219,6 +250,13 @@ func WriteTable(w io.Writer, results []*Result) {
 			}
 		}
 	}
+}
+
+func batchIndex(batched bool) int {
+	if batched {
+		return 1
+	}
+	return 0
 }
 
 func orDash(s string) string {

@@ -45,6 +45,9 @@ Flags:
   --drain D           how long consumers may take to get the rest after the window (default 60s)
   --ceiling DSN       also measure PostgreSQL at DSN alone with producers+consumers connections
                       (one-row INSERT … RETURNING + DELETE transactions) and print the ratio
+  --baseline DSN      also measure a pure-SQL queue (pgmq-shaped: send, read with SKIP LOCKED,
+                      delete; three commits) at DSN with max(producers, consumers) workers,
+                      batches of 10 with --batch, and print the ratio
   --label NAME        name of the run in reports
   --json              print the result as JSON on stdout (the text report goes to stderr)
 
@@ -57,6 +60,7 @@ type benchFlags struct {
 	spawn     string
 	serverBin string
 	ceiling   string
+	baseline  string
 	asJSON    bool
 	table     bool
 }
@@ -85,6 +89,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&c.MaxBacklog, "max-backlog", 1000, "backlog bound")
 	fs.DurationVar(&c.Drain, "drain", 60*time.Second, "drain deadline")
 	fs.StringVar(&f.ceiling, "ceiling", "", "PostgreSQL DSN for the ceiling")
+	fs.StringVar(&f.baseline, "baseline", "", "PostgreSQL DSN for the SQL queue baseline")
 	fs.StringVar(&c.Label, "label", "", "run name")
 	fs.BoolVar(&f.asJSON, "json", false, "JSON on stdout")
 	fs.BoolVar(&f.table, "table", false, "print a table of JSON results")
@@ -181,6 +186,28 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 				cl.Ratio = res.LifecyclesPerSec / cl.TxPerSec
 			}
 			res.Ceiling = cl
+		}
+	}
+	if f.baseline != "" && ctx.Err() == nil {
+		// Each worker both sends and reads, so the busier side of the
+		// sluice run sets how many.
+		batch := 1
+		if c.Batch {
+			batch = 10
+		}
+		bl, err := bench.RunBaseline(ctx, bench.BaselineConfig{
+			DSN: f.baseline, Workers: max(c.Producers, c.Consumers), Batch: batch,
+			Duration: c.Duration, Warmup: c.Warmup, Payload: c.Size, Log: stderr,
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice bench: baseline: %v\n", err)
+			failed = true
+		}
+		if bl != nil {
+			if bl.MessagesPerSec > 0 {
+				bl.Ratio = res.ReceivedPerSec / bl.MessagesPerSec
+			}
+			res.Baseline = bl
 		}
 	}
 

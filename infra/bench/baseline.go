@@ -1,0 +1,225 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// BaselineConfig is a baseline measurement: a queue in plain SQL, shaped
+// like the pgmq extension's, on the same PostgreSQL as the sluice run, so
+// that sluice can be compared with what a SQL-only queue does on the same
+// machine in the same run.
+type BaselineConfig struct {
+	DSN      string
+	Workers  int           // connections, each running its own loop
+	Batch    int           // messages per send, read and delete: 1 or 10
+	Duration time.Duration // measured
+	Warmup   time.Duration
+	Payload  int // bytes of the message's string; default 1024
+	Log      io.Writer
+}
+
+// BaselineResult is the baseline's outcome.
+type BaselineResult struct {
+	Workers   int     `json:"workers"`
+	Batch     int     `json:"batch"`
+	WindowSec float64 `json:"window_sec"`
+	// Lifecycles are the loops (send, read, delete) done in the window;
+	// Messages the messages they read and deleted.
+	Lifecycles     int64    `json:"lifecycles"`
+	Messages       int64    `json:"messages"`
+	MessagesPerSec float64  `json:"messages_per_sec"`
+	Lifecycle      Summary  `json:"lifecycle"` // latency of one loop, three commits
+	Errors         int64    `json:"errors"`
+	ErrorSamples   []string `json:"error_samples,omitempty"`
+	Server         string   `json:"server_version,omitempty"`
+	// Ratio is sluice received messages/s ÷ MessagesPerSec (set by the
+	// caller).
+	Ratio float64 `json:"ratio,omitempty"`
+}
+
+// The pgmq-shaped statements: a send, a read that claims the oldest
+// visible messages for 30 s, and a delete of what was read.
+const (
+	baselineSend = "INSERT INTO q (message) SELECT $1::jsonb FROM generate_series(1, $2) RETURNING msg_id"
+	baselineRead = "WITH c AS (SELECT msg_id FROM q WHERE vt <= clock_timestamp() ORDER BY msg_id LIMIT $1 FOR UPDATE SKIP LOCKED) " +
+		"UPDATE q m SET vt = clock_timestamp() + interval '30 seconds', read_ct = m.read_ct + 1 FROM c WHERE m.msg_id = c.msg_id " +
+		"RETURNING m.msg_id, m.message"
+	baselineDelete = "DELETE FROM q WHERE msg_id = ANY($1::bigint[])"
+)
+
+// RunBaseline creates a scratch schema with a pgmq-like table q, runs
+// cfg.Workers loops of three autocommit statements (send cfg.Batch
+// messages, read up to cfg.Batch with SKIP LOCKED, delete those read) for
+// cfg.Warmup + cfg.Duration, counts the messages read and deleted by the
+// loops of the measured window and drops the schema.
+func RunBaseline(ctx context.Context, cfg BaselineConfig) (*BaselineResult, error) {
+	if cfg.Workers < 1 {
+		return nil, errors.New("baseline: need at least one worker")
+	}
+	if cfg.Batch == 0 {
+		cfg.Batch = 1
+	}
+	if cfg.Batch != 1 && cfg.Batch != batchSize {
+		return nil, fmt.Errorf("baseline: batch %d: 1 or %d", cfg.Batch, batchSize)
+	}
+	if cfg.Payload <= 0 {
+		cfg.Payload = 1024
+	}
+	if cfg.Duration <= 0 {
+		return nil, errors.New("baseline: need a positive duration")
+	}
+	log := cfg.Log
+	if log == nil {
+		log = io.Discard
+	}
+	schema := "sluice_bench_" + randomID()
+	admin, err := pgx.Connect(ctx, cfg.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: connect: %w", err)
+	}
+	defer admin.Close(context.WithoutCancel(ctx))
+	res := &BaselineResult{Workers: cfg.Workers, Batch: cfg.Batch}
+	_ = admin.QueryRow(ctx, "SHOW server_version").Scan(&res.Server)
+	ident := pgx.Identifier{schema}.Sanitize()
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+ident); err != nil {
+		return nil, fmt.Errorf("baseline: create schema: %w", err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if _, err := admin.Exec(dctx, "DROP SCHEMA "+ident+" CASCADE"); err != nil {
+			fmt.Fprintf(log, "baseline: warning: could not drop schema %s: %v\n", schema, err)
+		}
+	}()
+	// pgmq's queue table and its index on vt.
+	for _, ddl := range []string{
+		"CREATE TABLE " + ident + ".q (msg_id bigserial PRIMARY KEY, read_ct integer NOT NULL DEFAULT 0, " +
+			"enqueued_at timestamptz NOT NULL DEFAULT now(), vt timestamptz NOT NULL DEFAULT now(), message jsonb NOT NULL)",
+		"CREATE INDEX ON " + ident + ".q (vt)",
+	} {
+		if _, err := admin.Exec(ctx, ddl); err != nil {
+			return nil, fmt.Errorf("baseline: create table: %w", err)
+		}
+	}
+	conns := make([]*pgx.Conn, cfg.Workers)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close(context.WithoutCancel(ctx))
+			}
+		}
+	}()
+	for i := range conns {
+		cc, err := pgx.ParseConfig(cfg.DSN)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: %w", err)
+		}
+		cc.RuntimeParams["search_path"] = schema
+		if conns[i], err = pgx.ConnectConfig(ctx, cc); err != nil {
+			return nil, fmt.Errorf("baseline: connect: %w", err)
+		}
+	}
+	body := `{"body":"` + strings.Repeat("x", cfg.Payload) + `"}`
+	fmt.Fprintf(log, "baseline: %d workers, batch %d, %s warm-up, %s measured, schema %s\n", cfg.Workers, cfg.Batch, cfg.Warmup, cfg.Duration, schema)
+
+	start := time.Now()
+	warmEnd := start.Add(cfg.Warmup)
+	end := warmEnd.Add(cfg.Duration)
+	var loops, moved atomic.Int64
+	var errs errLog
+	errs.byAction = map[string]int64{}
+	hists := make([]hist, cfg.Workers)
+	var wg sync.WaitGroup
+	for i, c := range conns {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				if !t0.Before(end) {
+					return
+				}
+				n, err := oneLifecycle(ctx, c, body, cfg.Batch)
+				t1 := time.Now()
+				if err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					errs.add("baseline", err)
+					if c.IsClosed() {
+						return
+					}
+					continue
+				}
+				if !t0.Before(warmEnd) && t1.Before(end) {
+					loops.Add(1)
+					moved.Add(n)
+					hists[i].add(t1.Sub(t0))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var h hist
+	for i := range hists {
+		h.merge(&hists[i])
+	}
+	res.WindowSec = cfg.Duration.Seconds()
+	res.Lifecycles = loops.Load()
+	res.Messages = moved.Load()
+	res.MessagesPerSec = float64(res.Messages) / res.WindowSec
+	res.Lifecycle = h.summary()
+	res.Errors, _, res.ErrorSamples = errs.snapshot()
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// oneLifecycle sends batch messages, reads up to batch visible ones (not
+// necessarily its own: other workers read the same queue) and deletes
+// them, each statement its own transaction as with pgmq. It returns how
+// many messages it read and deleted.
+func oneLifecycle(ctx context.Context, c *pgx.Conn, body string, batch int) (int64, error) {
+	tctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	rows, err := c.Query(tctx, baselineSend, body, batch)
+	if err != nil {
+		return 0, fmt.Errorf("send: %w", err)
+	}
+	if _, err := pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+		return 0, fmt.Errorf("send: %w", err)
+	}
+	// The messages are read out as a consumer would, then dropped.
+	var id int64
+	var message []byte
+	var ids []int64
+	if rows, err = c.Query(tctx, baselineRead, batch); err != nil {
+		return 0, fmt.Errorf("read: %w", err)
+	}
+	if _, err := pgx.ForEachRow(rows, []any{&id, &message}, func() error {
+		ids = append(ids, id)
+		return nil
+	}); err != nil {
+		return 0, fmt.Errorf("read: %w", err)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	tag, err := c.Exec(tctx, baselineDelete, ids)
+	if err != nil {
+		return 0, fmt.Errorf("delete: %w", err)
+	}
+	// No one else can have deleted them: the read hid them for 30 s.
+	if n := tag.RowsAffected(); n != int64(len(ids)) {
+		return 0, fmt.Errorf("delete: %d of the %d messages read were deleted", n, len(ids))
+	}
+	return int64(len(ids)), nil
+}
