@@ -208,7 +208,8 @@ func WriteTable(w io.Writer, results []*Result) {
 			ratio = fmt.Sprintf("%.3f", r.LifecyclesPerSec/ceiling.TxPerSec)
 		}
 		sqlRatio := "-"
-		if b := baselines[batchIndex(r.Batch)]; b != nil && b.MessagesPerSec > 0 && r.Store == "postgres" {
+		// Rate-limited runs measure latency, not how far the store goes.
+		if b := baselines[batchIndex(r.Batch)]; b != nil && b.MessagesPerSec > 0 && r.Store == "postgres" && r.TargetRate == 0 {
 			sqlRatio = fmt.Sprintf("%.3f", r.LifecyclesPerSec/b.MessagesPerSec)
 		}
 		label := r.Label

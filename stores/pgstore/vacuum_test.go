@@ -9,9 +9,9 @@ import (
 	"github.com/sluicehq/sluice/stores"
 )
 
-// After enough changes the vacuumer VACUUMs the hot tables of its schema
-// (PostgreSQL records it as a manual vacuum of messages and fifo_groups).
-func TestVacuumerVacuumsHotTables(t *testing.T) {
+// After enough changes the vacuumer VACUUMs fifo_groups of its schema
+// (PostgreSQL records it as a manual vacuum).
+func TestVacuumerVacuumsGroups(t *testing.T) {
 	dsn, schema := newSchema(t)
 	ctx := context.Background()
 	s, err := Open(ctx, dsn, Options{Schema: schema, Logger: quietLogger(), MaxConns: 4, VacuumInterval: 20 * time.Millisecond})
@@ -33,21 +33,22 @@ func TestVacuumerVacuumsHotTables(t *testing.T) {
 	for {
 		var n int
 		err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_user_tables
-			WHERE schemaname = $1 AND relname IN ('messages', 'fifo_groups') AND vacuum_count > 0`, schema).Scan(&n)
+			WHERE schemaname = $1 AND relname = 'fifo_groups' AND vacuum_count > 0`, schema).Scan(&n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 2 && s.vacuums.Load() > 0 {
+		if n == 1 && s.vacuums.Load() > 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after %d changes: %d passes, %d of the 2 tables vacuumed", s.changes.Load(), s.vacuums.Load(), n)
+			t.Fatalf("after %d changes: %d passes, fifo_groups vacuumed: %v", s.changes.Load(), s.vacuums.Load(), n == 1)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-// A Store with a negative VacuumInterval leaves vacuuming to autovacuum.
+// A Store with a negative VacuumInterval leaves vacuuming to autovacuum
+// (and does not hand the negative interval to a ticker, which panics).
 func TestVacuumerOff(t *testing.T) {
 	dsn, schema := newSchema(t)
 	ctx := context.Background()
