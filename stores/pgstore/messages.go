@@ -106,9 +106,13 @@ const sendStandardSQL = `INSERT INTO messages (queue_id, message_id, seq, group_
 const sendFIFOSQL = `WITH q AS (
 		SELECT id, coalesce($3::timestamptz, now()) AS now FROM queues WHERE name = $1 AND id = $2
 	), dup AS (
-		SELECT d.message_id, d.seq FROM dedup d, q
-		WHERE $6 <> '' AND d.queue_id = q.id AND d.scope = $15 AND d.dedup_id = $6
-		  AND d.created_at > q.now - $16::bigint * interval '1 microsecond'
+		-- By the whole primary key from the parameters, not joined with q:
+		-- joined, the planner may walk the whole index (it did, when the
+		-- statistics said the table was empty).
+		SELECT d.message_id, d.seq FROM dedup d
+		WHERE $6 <> '' AND d.queue_id = $2 AND d.scope = $15 AND d.dedup_id = $6
+		  AND d.created_at > coalesce($3::timestamptz, now()) - $16::bigint * interval '1 microsecond'
+		  AND EXISTS (SELECT 1 FROM q)
 	), ins AS (
 		INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes,
 			system_attributes, md5_body, md5_attributes, md5_system, sender_id, sent_at, visible_at)
