@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -77,106 +75,26 @@ func RunBaseline(ctx context.Context, cfg BaselineConfig) (*BaselineResult, erro
 	if cfg.Duration <= 0 {
 		return nil, errors.New("baseline: need a positive duration")
 	}
-	log := cfg.Log
-	if log == nil {
-		log = io.Discard
-	}
-	schema := "sluice_bench_" + randomID()
-	admin, err := pgx.Connect(ctx, cfg.DSN)
-	if err != nil {
-		return nil, fmt.Errorf("baseline: connect: %w", err)
-	}
-	defer admin.Close(context.WithoutCancel(ctx))
-	res := &BaselineResult{Workers: cfg.Workers, Batch: cfg.Batch}
-	_ = admin.QueryRow(ctx, "SHOW server_version").Scan(&res.Server)
-	ident := pgx.Identifier{schema}.Sanitize()
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+ident); err != nil {
-		return nil, fmt.Errorf("baseline: create schema: %w", err)
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if _, err := admin.Exec(dctx, "DROP SCHEMA "+ident+" CASCADE"); err != nil {
-			fmt.Fprintf(log, "baseline: warning: could not drop schema %s: %v\n", schema, err)
-		}
-	}()
 	// pgmq's queue table and its index on vt.
-	for _, ddl := range []string{
-		"CREATE TABLE " + ident + ".q (msg_id bigserial PRIMARY KEY, read_ct integer NOT NULL DEFAULT 0, " +
+	sc, err := openScratch(ctx, cfg.DSN, "baseline", cfg.Workers, []string{
+		"CREATE TABLE q (msg_id bigserial PRIMARY KEY, read_ct integer NOT NULL DEFAULT 0, " +
 			"enqueued_at timestamptz NOT NULL DEFAULT now(), vt timestamptz NOT NULL DEFAULT now(), message jsonb NOT NULL)",
-		"CREATE INDEX ON " + ident + ".q (vt)",
-	} {
-		if _, err := admin.Exec(ctx, ddl); err != nil {
-			return nil, fmt.Errorf("baseline: create table: %w", err)
-		}
+		"CREATE INDEX ON q (vt)",
+	}, cfg.Log)
+	if err != nil {
+		return nil, err
 	}
-	conns := make([]*pgx.Conn, cfg.Workers)
-	defer func() {
-		for _, c := range conns {
-			if c != nil {
-				c.Close(context.WithoutCancel(ctx))
-			}
-		}
-	}()
-	for i := range conns {
-		cc, err := pgx.ParseConfig(cfg.DSN)
-		if err != nil {
-			return nil, fmt.Errorf("baseline: %w", err)
-		}
-		cc.RuntimeParams["search_path"] = schema
-		if conns[i], err = pgx.ConnectConfig(ctx, cc); err != nil {
-			return nil, fmt.Errorf("baseline: connect: %w", err)
-		}
-	}
+	defer sc.close(ctx)
 	body := `{"body":"` + strings.Repeat("x", cfg.Payload) + `"}`
-	fmt.Fprintf(log, "baseline: %d workers, batch %d, %s warm-up, %s measured, schema %s\n", cfg.Workers, cfg.Batch, cfg.Warmup, cfg.Duration, schema)
-
-	start := time.Now()
-	warmEnd := start.Add(cfg.Warmup)
-	end := warmEnd.Add(cfg.Duration)
-	var loops, moved atomic.Int64
-	var errs errLog
-	errs.byAction = map[string]int64{}
-	hists := make([]hist, cfg.Workers)
-	var wg sync.WaitGroup
-	for i, c := range conns {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				t0 := time.Now()
-				if !t0.Before(end) {
-					return
-				}
-				n, err := oneLifecycle(ctx, c, body, cfg.Batch)
-				t1 := time.Now()
-				if err != nil {
-					if ctx.Err() != nil {
-						return
-					}
-					errs.add("baseline", err)
-					if c.IsClosed() {
-						return
-					}
-					continue
-				}
-				if !t0.Before(warmEnd) && t1.Before(end) {
-					loops.Add(1)
-					moved.Add(n)
-					hists[i].add(t1.Sub(t0))
-				}
-			}
-		})
+	if cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, "baseline: %d workers, batch %d, %s warm-up, %s measured, schema %s\n", cfg.Workers, cfg.Batch, cfg.Warmup, cfg.Duration, sc.schema)
 	}
-	wg.Wait()
-	var h hist
-	for i := range hists {
-		h.merge(&hists[i])
-	}
-	res.WindowSec = cfg.Duration.Seconds()
-	res.Lifecycles = loops.Load()
-	res.Messages = moved.Load()
+	l := sc.run(ctx, cfg.Warmup, cfg.Duration, func(ctx context.Context, c *pgx.Conn) (int64, error) {
+		return oneLifecycle(ctx, c, body, cfg.Batch)
+	})
+	res := &BaselineResult{Workers: cfg.Workers, Batch: cfg.Batch, Server: sc.server, WindowSec: cfg.Duration.Seconds(),
+		Lifecycles: l.iterations, Messages: l.units, Lifecycle: l.latency, Errors: l.errors, ErrorSamples: l.errorSamples}
 	res.MessagesPerSec = float64(res.Messages) / res.WindowSec
-	res.Lifecycle = h.summary()
-	res.Errors, _, res.ErrorSamples = errs.snapshot()
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}

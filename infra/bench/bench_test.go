@@ -259,7 +259,6 @@ func TestBaseline(t *testing.T) {
 	if _, err := RunBaseline(context.Background(), BaselineConfig{DSN: dsn, Workers: 1, Batch: 3, Duration: time.Second}); err == nil {
 		t.Error("batch 3 accepted")
 	}
-	schemaRE := regexp.MustCompile(`schema (sluice_bench_[0-9a-f]+)`)
 	for _, batch := range []int{1, 10} {
 		t.Run(fmt.Sprintf("batch-%d", batch), func(t *testing.T) {
 			t.Parallel()
@@ -287,22 +286,47 @@ func TestBaseline(t *testing.T) {
 			if res.Messages > res.Lifecycles*int64(batch) || batch > 1 && res.Messages <= res.Lifecycles {
 				t.Errorf("%d messages in %d lifecycles of batch %d", res.Messages, res.Lifecycles, batch)
 			}
-			m := schemaRE.FindStringSubmatch(log.String())
-			if m == nil {
-				t.Fatalf("no schema in the log: %q", log.String())
-			}
-			conn, err := pgx.Connect(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(context.Background())
-			var left bool
-			if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1)", m[1]).Scan(&left); err != nil {
-				t.Fatal(err)
-			}
-			if left {
-				t.Errorf("schema %s left behind", m[1])
-			}
+			wantSchemaDropped(ctx, t, dsn, log.String())
 		})
+	}
+}
+
+func TestCeiling(t *testing.T) {
+	dsn := databaseURL(t)
+	var log bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := RunCeiling(ctx, CeilingConfig{DSN: dsn, Conns: 2, Warmup: 200 * time.Millisecond, Duration: time.Second, Payload: 256, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Errors != 0 {
+		t.Errorf("errors %d: %v", res.Errors, res.ErrorSamples)
+	}
+	if res.Conns != 2 || res.WindowSec != 1 || res.Server == "" || res.Transactions == 0 ||
+		res.TxPerSec != float64(res.Transactions) || res.Tx.Count != uint64(res.Transactions) {
+		t.Errorf("result %+v", *res)
+	}
+	wantSchemaDropped(ctx, t, dsn, log.String())
+}
+
+// wantSchemaDropped checks that the scratch schema a run logged is gone.
+func wantSchemaDropped(ctx context.Context, t *testing.T, dsn, log string) {
+	t.Helper()
+	m := regexp.MustCompile(`schema (sluice_bench_[0-9a-f]+)`).FindStringSubmatch(log)
+	if m == nil {
+		t.Fatalf("no schema in the log: %q", log)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var left bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = $1)", m[1]).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left {
+		t.Errorf("schema %s left behind", m[1])
 	}
 }

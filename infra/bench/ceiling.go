@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -57,97 +55,22 @@ func RunCeiling(ctx context.Context, cfg CeilingConfig) (*CeilingResult, error) 
 	if cfg.Duration <= 0 {
 		return nil, errors.New("ceiling: need a positive duration")
 	}
-	log := cfg.Log
-	if log == nil {
-		log = io.Discard
-	}
-	schema := "sluice_bench_" + randomID()
-	admin, err := pgx.Connect(ctx, cfg.DSN)
+	sc, err := openScratch(ctx, cfg.DSN, "ceiling", cfg.Conns,
+		[]string{"CREATE TABLE bench_ceiling (id bigserial PRIMARY KEY, payload bytea NOT NULL)"}, cfg.Log)
 	if err != nil {
-		return nil, fmt.Errorf("ceiling: connect: %w", err)
+		return nil, err
 	}
-	defer admin.Close(context.WithoutCancel(ctx))
-	res := &CeilingResult{Conns: cfg.Conns}
-	_ = admin.QueryRow(ctx, "SHOW server_version").Scan(&res.Server)
-	ident := pgx.Identifier{schema}.Sanitize()
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+ident); err != nil {
-		return nil, fmt.Errorf("ceiling: create schema: %w", err)
-	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		if _, err := admin.Exec(dctx, "DROP SCHEMA "+ident+" CASCADE"); err != nil {
-			fmt.Fprintf(log, "ceiling: warning: could not drop schema %s: %v\n", schema, err)
-		}
-	}()
-	if _, err := admin.Exec(ctx, "CREATE TABLE "+ident+".bench_ceiling (id bigserial PRIMARY KEY, payload bytea NOT NULL)"); err != nil {
-		return nil, fmt.Errorf("ceiling: create table: %w", err)
-	}
-	conns := make([]*pgx.Conn, cfg.Conns)
-	defer func() {
-		for _, c := range conns {
-			if c != nil {
-				c.Close(context.WithoutCancel(ctx))
-			}
-		}
-	}()
-	for i := range conns {
-		cc, err := pgx.ParseConfig(cfg.DSN)
-		if err != nil {
-			return nil, fmt.Errorf("ceiling: %w", err)
-		}
-		cc.RuntimeParams["search_path"] = schema
-		if conns[i], err = pgx.ConnectConfig(ctx, cc); err != nil {
-			return nil, fmt.Errorf("ceiling: connect: %w", err)
-		}
-	}
+	defer sc.close(ctx)
 	payload := []byte(strings.Repeat("x", cfg.Payload))
-	fmt.Fprintf(log, "ceiling: %d connections, %s warm-up, %s measured, schema %s\n", cfg.Conns, cfg.Warmup, cfg.Duration, schema)
-
-	start := time.Now()
-	warmEnd := start.Add(cfg.Warmup)
-	end := warmEnd.Add(cfg.Duration)
-	var committed atomic.Int64
-	var errs errLog
-	errs.byAction = map[string]int64{}
-	hists := make([]hist, cfg.Conns)
-	var wg sync.WaitGroup
-	for i, c := range conns {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				t0 := time.Now()
-				if !t0.Before(end) {
-					return
-				}
-				err := oneTx(ctx, c, payload)
-				t1 := time.Now()
-				if err != nil {
-					if ctx.Err() != nil {
-						return
-					}
-					errs.add("ceiling", err)
-					if c.IsClosed() {
-						return
-					}
-					continue
-				}
-				if !t0.Before(warmEnd) && t1.Before(end) {
-					committed.Add(1)
-					hists[i].add(t1.Sub(t0))
-				}
-			}
-		})
+	if cfg.Log != nil {
+		fmt.Fprintf(cfg.Log, "ceiling: %d connections, %s warm-up, %s measured, schema %s\n", cfg.Conns, cfg.Warmup, cfg.Duration, sc.schema)
 	}
-	wg.Wait()
-	var h hist
-	for i := range hists {
-		h.merge(&hists[i])
-	}
-	res.WindowSec = cfg.Duration.Seconds()
-	res.Transactions = committed.Load()
+	l := sc.run(ctx, cfg.Warmup, cfg.Duration, func(ctx context.Context, c *pgx.Conn) (int64, error) {
+		return 1, oneTx(ctx, c, payload)
+	})
+	res := &CeilingResult{Conns: cfg.Conns, Server: sc.server, WindowSec: cfg.Duration.Seconds(),
+		Transactions: l.iterations, Tx: l.latency, Errors: l.errors, ErrorSamples: l.errorSamples}
 	res.TxPerSec = float64(res.Transactions) / res.WindowSec
-	res.Tx = h.summary()
-	res.Errors, _, res.ErrorSamples = errs.snapshot()
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
