@@ -76,6 +76,10 @@ type Options struct {
 	// tables need a VACUUM (see vacuumer); default 2 s, negative: never
 	// (leave it to autovacuum).
 	VacuumInterval time.Duration
+	// OnNotice, when set, receives every notice the server sends on the
+	// store's pooled connections (warnings, and auto_explain's plans when a
+	// test or an operator turns it on); by default they are dropped.
+	OnNotice func(*pgconn.Notice)
 }
 
 // Store is a stores.Store on PostgreSQL. It is safe for concurrent use.
@@ -150,6 +154,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		if opts.Schema != "" {
 			channel += "_" + opts.Schema
 		}
+	}
+	if opts.OnNotice != nil {
+		onNotice := opts.OnNotice
+		cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { onNotice(n) }
 	}
 	if opts.Schema != "" {
 		if err := ensureSchema(ctx, cfg.ConnConfig, opts.Schema); err != nil {
@@ -473,14 +481,14 @@ func (t *txn) sweepExpired(ctx context.Context, q *queueRow, limit int) error {
 	// call in pg_stat_statements). The probe is one index step; the rest
 	// runs only when the oldest message is due.
 	var oldest *time.Time
-	err := t.QueryRow(ctx, `SELECT sent_at FROM messages WHERE queue_id = $1 ORDER BY seq LIMIT 1`, q.id).Scan(&oldest)
+	err := t.QueryRow(ctx, `SELECT sent_at FROM messages WHERE queue_id = $1 AND seq > 0 ORDER BY seq LIMIT 1`, q.id).Scan(&oldest)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && (oldest == nil || oldest.After(cut)) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	rows, err := t.Query(ctx, `SELECT message_id FROM messages WHERE queue_id = $1 AND sent_at <= $2
+	rows, err := t.Query(ctx, `SELECT message_id FROM messages WHERE queue_id = $1 AND seq > 0 AND sent_at <= $2
 		ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED`, q.id, cut, limit)
 	if err != nil {
 		return err
