@@ -38,7 +38,7 @@ const claimRowCols = `redrive, ` + msgCols + `, ord1, ord2`
 // never handed out twice.
 const standardClaimSQL = `WITH cand AS (
 		SELECT message_id, seq, visible_at, receive_count FROM messages
-		WHERE queue_id = $1 AND visible_at <= $2 AND sent_at > $3 AND message_id <> ALL($8::text[])
+		WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3 AND message_id <> ALL($8::text[])
 		ORDER BY seq
 		LIMIT $4
 		FOR UPDATE SKIP LOCKED
@@ -46,17 +46,15 @@ const standardClaimSQL = `WITH cand AS (
 		UPDATE messages m SET receive_count = m.receive_count + 1,
 			first_received_at = coalesce(m.first_received_at, $2),
 			visible_at = $5, token = $6
-		FROM cand
-		WHERE m.queue_id = $1 AND m.message_id = cand.message_id AND cand.receive_count < $7
-		RETURNING m.*, 0::float8 AS ord1, cand.seq AS ord2
+		WHERE m.message_id = ANY(ARRAY(SELECT message_id FROM cand WHERE receive_count < $7))
+		RETURNING m.*, 0::float8 AS ord1, m.seq AS ord2
 	)
 	SELECT false AS redrive, ` + msgCols + `, ord1, ord2 FROM upd
 	UNION ALL
 	SELECT true, m.message_id, m.seq, m.group_id, m.dedup_id, m.body, m.attributes, m.system_attributes,
 		m.md5_body, m.md5_attributes, m.md5_system, m.sender_id, m.sent_at, m.receive_count,
-		m.first_received_at, m.dead_letter_source, 0::float8, cand.seq
-	FROM cand JOIN messages m ON m.queue_id = $1 AND m.message_id = cand.message_id
-	WHERE cand.receive_count >= $7`
+		m.first_received_at, m.dead_letter_source, 0::float8, m.seq
+	FROM messages m WHERE m.message_id = ANY(ARRAY(SELECT message_id FROM cand WHERE receive_count >= $7))`
 
 // fifoClaimSQL claims from a FIFO queue's groups in the order of their
 // heads, one group lock at a time: see sluice_fifo_claim in the migrations.
@@ -118,17 +116,17 @@ const standardReceiveSQL = `SELECT * FROM sluice_standard_receive($1, $2, $3, $4
 // later than the head's visible_at; a head that is deleted or a send wakes
 // waiters anyway.)
 const nextChangeSQL = `SELECT min(f.avail_at) FROM queues q JOIN fifo_groups f ON f.queue_id = q.id
-	WHERE q.name = $1 AND q.id = $2 AND f.avail_at > coalesce($3::timestamptz, now())`
+	WHERE q.name = $1 AND q.id = $2 AND f.head_seq > 0 AND f.avail_at > coalesce($3::timestamptz, now())`
 
 // standardNextChangeSQL is NextChange of a Standard claim that got
 // nothing, for the fast path: when the next message in flight or delayed
 // becomes visible.
 const standardNextChangeSQL = `SELECT min(m.visible_at) FROM queues q JOIN messages m ON m.queue_id = q.id
-	WHERE q.name = $1 AND q.id = $2 AND m.visible_at > coalesce($3::timestamptz, now())
+	WHERE q.name = $1 AND q.id = $2 AND m.seq > 0 AND m.visible_at > coalesce($3::timestamptz, now())
 	  AND (q.retention_us = 0 OR m.sent_at > coalesce($3::timestamptz, now()) - q.retention_us * interval '1 microsecond')`
 
 // fifoNextChangeSQL is nextChangeSQL inside a claim's transaction.
-const fifoNextChangeSQL = `SELECT min(avail_at) FROM fifo_groups WHERE queue_id = $1 AND avail_at > $2`
+const fifoNextChangeSQL = `SELECT min(avail_at) FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0 AND avail_at > $2`
 
 // fastClaim is MessageClaim on a queue whose kind is known, without an
 // attempt id or a redrive: one statement, its own transaction (and, when it
@@ -262,7 +260,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 		if q.fifo {
 			err2 = t.QueryRow(ctx, fifoNextChangeSQL, q.id, t.now).Scan(&next)
 		} else {
-			err2 = t.QueryRow(ctx, `SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND visible_at > $2 AND sent_at > $3`,
+			err2 = t.QueryRow(ctx, `SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND seq > 0 AND visible_at > $2 AND sent_at > $3`,
 				q.id, t.now, after).Scan(&next)
 		}
 		if err2 != nil {
@@ -365,8 +363,8 @@ func (t *txn) replay(ctx context.Context, q *queueRow, p *stores.MessageClaimPar
 		), whole AS (
 			SELECT count(*) = cardinality($2::text[]) AS ok FROM held
 		), upd AS (
-			UPDATE messages m SET visible_at = $5 FROM held, whole
-			WHERE whole.ok AND m.queue_id = $1 AND m.message_id = held.message_id
+			UPDATE messages m SET visible_at = $5 FROM whole
+			WHERE whole.ok AND m.message_id = ANY(ARRAY(SELECT message_id FROM held))
 			RETURNING m.*
 		)
 		SELECT `+msgCols+`, array_position($2::text[], message_id) FROM upd`, q.id, ids, token, t.now, until)

@@ -83,7 +83,7 @@ const sendStandardSQL = `INSERT INTO messages (queue_id, message_id, seq, group_
 	SELECT q.id, $4, nextval('message_seq'), $5, $6, $7, $8, $9, $10, $11, $12, $13,
 		coalesce($3::timestamptz, now()), coalesce($3::timestamptz, now()) + $14::bigint * interval '1 microsecond'
 	FROM queues q WHERE q.name = $1 AND q.id = $2
-	ON CONFLICT (queue_id, message_id) DO UPDATE SET seq = excluded.seq, group_id = excluded.group_id,
+	ON CONFLICT (message_id) DO UPDATE SET seq = excluded.seq, group_id = excluded.group_id,
 		dedup_id = excluded.dedup_id, body = excluded.body, attributes = excluded.attributes,
 		system_attributes = excluded.system_attributes, md5_body = excluded.md5_body,
 		md5_attributes = excluded.md5_attributes, md5_system = excluded.md5_system,
@@ -542,7 +542,7 @@ const moveSQL = `WITH moved AS (
 		'',
 		CASE WHEN $6::boolean THEN $7 ELSE '' END
 	FROM ordered ORDER BY pos
-	ON CONFLICT (queue_id, message_id) DO UPDATE SET seq = excluded.seq, group_id = excluded.group_id,
+	ON CONFLICT (message_id) DO UPDATE SET seq = excluded.seq, group_id = excluded.group_id,
 		dedup_id = excluded.dedup_id, body = excluded.body, attributes = excluded.attributes,
 		system_attributes = excluded.system_attributes, md5_body = excluded.md5_body,
 		md5_attributes = excluded.md5_attributes, md5_system = excluded.md5_system,
@@ -628,7 +628,7 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 		lastSeq := int64(-1 << 63)
 		for res.Moved < p.Max {
 			rows, err := t.Query(ctx, `SELECT message_id, seq, dead_letter_source FROM messages
-				WHERE queue_id = $1 AND visible_at <= $2 AND sent_at > $3 AND seq > $4
+				WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3 AND seq > $4
 				ORDER BY seq LIMIT $5 FOR UPDATE SKIP LOCKED`, src.id, t.now, after, lastSeq, p.Max-res.Moved)
 			if err != nil {
 				return err
@@ -693,7 +693,7 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 				}
 			}
 		}
-		return t.QueryRow(ctx, `SELECT count(*) FROM messages WHERE queue_id = $1 AND visible_at <= $2 AND sent_at > $3`,
+		return t.QueryRow(ctx, `SELECT count(*) FROM messages WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3`,
 			src.id, t.now, after).Scan(&res.Remaining)
 	})
 	if err != nil {

@@ -190,8 +190,8 @@ func (s *Store) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) er
 			return err
 		}
 		b := &pgx.Batch{}
-		b.Queue("DELETE FROM messages WHERE queue_id = $1", q.id)
-		b.Queue("DELETE FROM fifo_groups WHERE queue_id = $1", q.id)
+		b.Queue("DELETE FROM messages WHERE queue_id = $1 AND seq > 0", q.id)
+		b.Queue("DELETE FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0", q.id)
 		b.Queue("DELETE FROM dedup WHERE queue_id = $1", q.id)
 		b.Queue("DELETE FROM receive_attempts WHERE queue_id = $1", q.id)
 		b.Queue("DELETE FROM queues WHERE name = $1", q.name)
@@ -217,13 +217,13 @@ func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) erro
 		b := &pgx.Batch{}
 		if q.fifo {
 			// Group locks first, as claims take them.
-			b.Queue(`SELECT count(*) FROM (SELECT 1 FROM fifo_groups WHERE queue_id = $1
+			b.Queue(`SELECT count(*) FROM (SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0
 				ORDER BY group_id FOR NO KEY UPDATE) g`, q.id)
 		}
-		b.Queue("DELETE FROM messages WHERE queue_id = $1", q.id)
+		b.Queue("DELETE FROM messages WHERE queue_id = $1 AND seq > 0", q.id)
 		if q.fifo {
 			// Rows of groups that a send racing the purge refilled stay.
-			b.Queue("SELECT count(sluice_fix_group($1, group_id)) FROM fifo_groups WHERE queue_id = $1", q.id)
+			b.Queue("SELECT count(sluice_fix_group($1, group_id)) FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0", q.id)
 		}
 		// Like SQS, a purge also forgets deduplication ids and receive attempts.
 		b.Queue("DELETE FROM dedup WHERE queue_id = $1", q.id)
@@ -248,7 +248,7 @@ func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*st
 				count(*) FILTER (WHERE visible_at <= $2),
 				count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0),
 				count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0)
-			FROM messages WHERE queue_id = $1 AND sent_at > $3`, q.id, t.now, sentAfter(q.cutoff(t.now))).
+			FROM messages WHERE queue_id = $1 AND seq > 0 AND sent_at > $3`, q.id, t.now, sentAfter(q.cutoff(t.now))).
 			Scan(&res.Visible, &res.InFlight, &res.Delayed)
 	})
 	if err != nil {

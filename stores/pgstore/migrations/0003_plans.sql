@@ -1,0 +1,201 @@
+-- sluice pgstore schema, version 3: plans that stay right when the
+-- statistics say a table is empty.
+-- (Migrations are append-only once on main: TestMigrationsAppendOnly.)
+--
+-- Autoanalyze often finds a queue's tables drained, and a backlog may come
+-- before it looks again. Every index on messages and fifo_groups began with
+-- queue_id, so on "empty" statistics every candidate plan was estimated at
+-- one row, the estimates tied, and the planner could pick the index that
+-- walks a whole queue: a delete by receipt through (queue_id, seq),
+-- filtering on message_id; a group head through (queue_id, seq), filtering
+-- on group_id; a claim's update joined through (queue_id, message_id) on
+-- queue_id alone (TestHotStatementsStaySmallOnDrainedStatistics saw all of
+-- them, at 20,000 rows read per call). Now no two indexes can serve the
+-- same statement:
+-- - a message is found by its id alone (message ids are unique: the
+--   service makes them, and a move keeps one row);
+-- - the walks in queue order are partial indexes whose predicates hold for
+--   every row but are implied only by a statement that states them: a walk
+--   by seq says "seq > 0", a walk of one group says "group_id >= ''", a
+--   walk of a queue's groups by head says "head_seq > 0". A statement that
+--   does not say so cannot use them, whatever the statistics;
+-- - a group's row is found by (group_id, queue_id), which no walk of a
+--   queue's groups can use as a range;
+-- - a claim's update finds its candidates by their ids, as an array: as a
+--   join, the planner walked the whole primary key for them (a "one-row"
+--   index scan on such statistics costs the same as a lookup).
+-- The CHECKs make sure that no row is ever left out of a partial index.
+
+ALTER TABLE messages ADD CONSTRAINT messages_seq_positive CHECK (seq > 0);
+ALTER TABLE messages DROP CONSTRAINT messages_pkey;
+ALTER TABLE messages ADD CONSTRAINT messages_pkey PRIMARY KEY (message_id);
+DROP INDEX messages_group;
+CREATE INDEX messages_group ON messages (queue_id, group_id, seq) WHERE group_id >= '';
+DROP INDEX messages_seq;
+CREATE INDEX messages_seq ON messages (queue_id, seq) WHERE seq > 0;
+
+ALTER TABLE fifo_groups ADD CONSTRAINT fifo_groups_head_positive CHECK (head_seq > 0);
+ALTER TABLE fifo_groups DROP CONSTRAINT fifo_groups_pkey;
+ALTER TABLE fifo_groups ADD CONSTRAINT fifo_groups_pkey PRIMARY KEY (group_id, queue_id);
+DROP INDEX fifo_groups_head;
+CREATE INDEX fifo_groups_head ON fifo_groups (queue_id, head_seq) WHERE head_seq > 0;
+
+-- The walks, as in versions 1 and 2, each stating its index's predicate.
+
+CREATE OR REPLACE FUNCTION sluice_fix_group(p_queue text, p_group text)
+RETURNS void LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    h record;
+BEGIN
+    SELECT seq, visible_at INTO h FROM messages
+    WHERE queue_id = p_queue AND group_id = p_group AND group_id >= '' ORDER BY seq LIMIT 1;
+    IF NOT FOUND THEN
+        IF NOT pg_try_advisory_xact_lock(hashtextextended(p_queue || chr(30) || 's' || chr(31) || p_group, 0)) THEN
+            UPDATE fifo_groups SET avail_at = '-infinity'
+            WHERE queue_id = p_queue AND group_id = p_group AND avail_at <> '-infinity';
+            RETURN;
+        END IF;
+        -- No send of the group is under way and every earlier one committed:
+        -- look again.
+        SELECT seq, visible_at INTO h FROM messages
+        WHERE queue_id = p_queue AND group_id = p_group AND group_id >= '' ORDER BY seq LIMIT 1;
+        IF NOT FOUND THEN
+            DELETE FROM fifo_groups WHERE queue_id = p_queue AND group_id = p_group;
+            RETURN;
+        END IF;
+    END IF;
+    INSERT INTO fifo_groups AS f (queue_id, group_id, head_seq, avail_at)
+    VALUES (p_queue, p_group, h.seq, h.visible_at)
+    ON CONFLICT (queue_id, group_id) DO UPDATE SET head_seq = excluded.head_seq, avail_at = excluded.avail_at
+    WHERE f.head_seq <> excluded.head_seq OR f.avail_at <> excluded.avail_at;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION sluice_fifo_sweep(p_queue text, p_cut timestamptz, p_limit integer)
+RETURNS void LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    g record;
+BEGIN
+    IF p_limit IS NOT NULL THEN
+        PERFORM 1 FROM (SELECT sent_at FROM messages WHERE queue_id = p_queue AND seq > 0 ORDER BY seq LIMIT 1) h
+        WHERE h.sent_at <= p_cut;
+        IF NOT FOUND THEN
+            RETURN;
+        END IF;
+    END IF;
+    FOR g IN
+        SELECT DISTINCT d.group_id FROM (
+            SELECT group_id, sent_at FROM messages WHERE queue_id = p_queue AND seq > 0
+            ORDER BY seq LIMIT p_limit) d
+        WHERE d.sent_at <= p_cut
+        ORDER BY 1
+    LOOP
+        PERFORM 1 FROM fifo_groups WHERE queue_id = p_queue AND group_id = g.group_id
+        FOR NO KEY UPDATE SKIP LOCKED;
+        CONTINUE WHEN NOT FOUND;
+        DELETE FROM messages WHERE queue_id = p_queue AND group_id = g.group_id AND group_id >= '' AND sent_at <= p_cut;
+        PERFORM sluice_fix_group(p_queue, g.group_id);
+    END LOOP;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION sluice_fifo_claim(p_queue text, p_now timestamptz, p_after timestamptz, p_want integer,
+                                  p_until timestamptz, p_token text, p_maxrc integer, p_taken text[],
+                                  p_sweep boolean)
+RETURNS TABLE (r_redrive boolean, r_message_id text, r_seq bigint, r_group_id text, r_dedup_id text, r_body text,
+               r_attributes bytea, r_system_attributes bytea, r_md5_body text, r_md5_attributes text,
+               r_md5_system text, r_sender_id text, r_sent_at timestamptz, r_receive_count integer,
+               r_first_received_at timestamptz, r_dead_letter_source text, r_ord1 float8, r_ord2 bigint)
+LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    g   record;
+    got integer := 0;
+    n   integer;
+    ord integer := 0;
+BEGIN
+    IF p_sweep AND isfinite(p_after) THEN
+        PERFORM sluice_fifo_sweep(p_queue, p_after, 100);
+    END IF;
+    FOR g IN
+        SELECT f.group_id FROM fifo_groups f
+        WHERE f.queue_id = p_queue AND f.head_seq > 0 AND f.avail_at <= p_now AND f.group_id <> ALL(p_taken)
+        ORDER BY f.head_seq
+    LOOP
+        PERFORM 1 FROM fifo_groups f
+        WHERE f.queue_id = p_queue AND f.group_id = g.group_id AND f.avail_at <= p_now
+        FOR NO KEY UPDATE SKIP LOCKED;
+        CONTINUE WHEN NOT FOUND;
+        ord := ord + 1;
+        RETURN QUERY
+        WITH run AS (
+            SELECT m.message_id, m.seq, m.receive_count, m.visible_at FROM messages m
+            WHERE m.queue_id = p_queue AND m.group_id = g.group_id AND m.group_id >= '' AND m.sent_at > p_after
+            ORDER BY m.seq LIMIT p_want - got
+        ), cand AS (
+            SELECT r.message_id, r.seq, r.receive_count FROM (
+                SELECT run.*, bool_and(run.visible_at <= p_now) OVER (ORDER BY run.seq) AS ok FROM run
+            ) r WHERE r.ok
+        ), upd AS (
+            UPDATE messages m SET receive_count = m.receive_count + 1,
+                first_received_at = coalesce(m.first_received_at, p_now),
+                visible_at = p_until, token = p_token
+            WHERE m.message_id = ANY(ARRAY(SELECT cand.message_id FROM cand WHERE cand.receive_count < p_maxrc))
+            RETURNING m.message_id, m.seq, m.group_id, m.dedup_id, m.body, m.attributes, m.system_attributes,
+                m.md5_body, m.md5_attributes, m.md5_system, m.sender_id, m.sent_at, m.receive_count,
+                m.first_received_at, m.dead_letter_source
+        ), head AS (
+            -- The group's row, when the claim took its head and nothing is
+            -- to be redriven: the head is in flight until p_until.
+            UPDATE fifo_groups f SET head_seq = (SELECT min(seq) FROM upd), avail_at = p_until
+            WHERE f.queue_id = p_queue AND f.group_id = g.group_id
+              AND EXISTS (SELECT 1 FROM upd) AND NOT EXISTS (SELECT 1 FROM cand WHERE cand.receive_count >= p_maxrc)
+        )
+        SELECT false, u.*, ord::float8, u.seq FROM upd u
+        UNION ALL
+        SELECT true, m.message_id, m.seq, m.group_id, m.dedup_id, m.body, m.attributes, m.system_attributes,
+            m.md5_body, m.md5_attributes, m.md5_system, m.sender_id, m.sent_at, m.receive_count,
+            m.first_received_at, m.dead_letter_source, ord::float8, m.seq
+        FROM messages m
+        WHERE m.message_id = ANY(ARRAY(SELECT cand.message_id FROM cand WHERE cand.receive_count >= p_maxrc));
+        GET DIAGNOSTICS n = ROW_COUNT;
+        IF n = 0 THEN
+            -- The row's avail_at was early (it may be): put it right.
+            PERFORM sluice_fix_group(p_queue, g.group_id);
+        END IF;
+        got := got + n;
+        EXIT WHEN got >= p_want;
+    END LOOP;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION sluice_standard_receive(p_name text, p_id text, p_now timestamptz, p_want integer,
+                                        p_vt_us bigint, p_token text)
+RETURNS SETOF record LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+    q       record;
+    v_now   timestamptz := coalesce(p_now, now());
+    v_after timestamptz;
+    v_until timestamptz;
+BEGIN
+    SELECT id, retention_us INTO q FROM queues WHERE name = p_name AND id = p_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'queue not found' USING ERRCODE = 'P0002';
+    END IF;
+    v_after := CASE WHEN q.retention_us > 0 THEN v_now - q.retention_us * interval '1 microsecond' ELSE '-infinity' END;
+    v_until := v_now + p_vt_us * interval '1 microsecond';
+    RETURN QUERY
+    WITH cand AS (
+        SELECT c.message_id, c.seq FROM messages c
+        WHERE c.queue_id = q.id AND c.seq > 0 AND c.visible_at <= v_now AND c.sent_at > v_after
+        ORDER BY c.seq LIMIT p_want
+        FOR UPDATE SKIP LOCKED
+    )
+    UPDATE messages m SET receive_count = m.receive_count + 1,
+        first_received_at = coalesce(m.first_received_at, v_now),
+        visible_at = v_until, token = p_token
+    WHERE m.message_id = ANY(ARRAY(SELECT cand.message_id FROM cand))
+    RETURNING false, m.message_id, m.seq, m.group_id, m.dedup_id, m.body, m.attributes, m.system_attributes,
+        m.md5_body, m.md5_attributes, m.md5_system, m.sender_id, m.sent_at, m.receive_count,
+        m.first_received_at, m.dead_letter_source, 0::float8, m.seq;
+END
+$fn$;
