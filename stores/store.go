@@ -215,7 +215,11 @@ type MessageClaimParams struct {
 	// Redrive, when set, moves over-received messages to the dead-letter
 	// queue in the claim's transaction; they are not returned.
 	Redrive *Redrive
-	Now     time.Time
+	// Verify asks the store to read, not to answer from what it remembers
+	// of the queue (a long poll's periodic check, which exists for lost
+	// wake-ups).
+	Verify bool
+	Now    time.Time
 }
 
 // ClaimedMessage is one delivery.

@@ -299,6 +299,7 @@ func (s *Service) ReceiveMessage(ctx context.Context, in *contract.ReceiveMessag
 // check, until wait has passed.
 func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams, wait time.Duration) ([]stores.ClaimedMessage, error) {
 	deadline := time.Now().Add(wait)
+	p.Verify = false
 	for {
 		hint, cancel := s.store.Subscribe(p.QueueName)
 		p.Token = newToken()
@@ -325,7 +326,9 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 		timer := time.NewTimer(sleep)
 		select {
 		case <-hint:
+			p.Verify = false
 		case <-timer.C:
+			p.Verify = true // no hint came: look, whatever the store remembers
 		case <-ctx.Done():
 			timer.Stop()
 			cancel()

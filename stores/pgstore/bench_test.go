@@ -58,3 +58,64 @@ func BenchmarkFIFOLifecycle(b *testing.B)     { benchLifecycles(b, true, 1) }
 func BenchmarkFIFOBatch10(b *testing.B)       { benchLifecycles(b, true, 10) }
 func BenchmarkStandardLifecycle(b *testing.B) { benchLifecycles(b, false, 1) }
 func BenchmarkStandardBatch10(b *testing.B)   { benchLifecycles(b, false, 10) }
+
+// benchEmptyReceives measures a short-poll receive that finds nothing
+// while 64 messages (in 64 groups, on a FIFO queue) are in flight: the
+// common case of consumers that outpace producers. With memo, receives
+// after the first are answered by the idle memo (no round trip); without,
+// each is the database's cost of an empty receive.
+func benchEmptyReceives(b *testing.B, fifo, memo bool) {
+	dsn, schema := newSchema(b)
+	opts := Options{Schema: schema, Logger: quietLogger(), MaxConns: 8}
+	if !memo {
+		opts.IdleMemo = -1
+	}
+	s, err := Open(context.Background(), dsn, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	name := "empty"
+	if fifo {
+		name += ".fifo"
+	}
+	q := createQueue(b, s, name, fifo)
+	ctx := context.Background()
+	msgs := make([]stores.NewMessage, 64)
+	for i := range msgs {
+		msgs[i] = newMsg("m", "g"+strconv.Itoa(i), "d"+strconv.Itoa(i))
+		if !fifo {
+			msgs[i].GroupID, msgs[i].DedupID = "", ""
+		}
+	}
+	for i := 0; i < len(msgs); i += 10 {
+		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+			Messages: msgs[i:min(i+10, len(msgs))], DedupWindow: 5 * time.Minute}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for got := 0; got < len(msgs); {
+		res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10,
+			VisibilityTimeout: time.Hour, Token: "t"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		got += len(res.Messages)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
+			VisibilityTimeout: time.Minute, Token: "e"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Messages) != 0 {
+			b.Fatal("claimed a message in flight")
+		}
+	}
+}
+
+func BenchmarkFIFOEmptyReceive(b *testing.B)           { benchEmptyReceives(b, true, true) }
+func BenchmarkFIFOEmptyReceiveNoMemo(b *testing.B)     { benchEmptyReceives(b, true, false) }
+func BenchmarkStandardEmptyReceive(b *testing.B)       { benchEmptyReceives(b, false, true) }
+func BenchmarkStandardEmptyReceiveNoMemo(b *testing.B) { benchEmptyReceives(b, false, false) }

@@ -203,7 +203,29 @@ func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fif
 	return res, nil
 }
 
+// MessageClaim claims, or answers from the idle memo: a receive on the
+// database clock, without an attempt id, right after another found
+// nothing and before anything changed.
 func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
+	memo := p.Now.IsZero() && p.AttemptID == "" && p.QueueID != "" && p.Max > 0
+	if !memo {
+		return s.claimNow(ctx, p)
+	}
+	start := time.Now()
+	if !p.Verify {
+		if next, ok := s.idle.answer(p.QueueName, p.QueueID, start); ok {
+			return &stores.MessageClaimResult{NextChange: next}, nil
+		}
+	}
+	from := s.idle.begin()
+	res, err := s.claimNow(ctx, p)
+	if err == nil && len(res.Messages) == 0 {
+		s.idle.remember(p.QueueName, p.QueueID, from, start, res.NextChange)
+	}
+	return res, err
+}
+
+func (s *Store) claimNow(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
 	sweep := s.sweepDue(p.QueueName+"\x00"+p.QueueID, p.Now)
 	if fifo, ok := s.fifoOf(p.QueueID); ok && (fifo || !sweep) && p.QueueID != "" && p.Max > 0 && p.AttemptID == "" &&
 		(p.Redrive == nil || p.Redrive.MaxReceiveCount <= 0 || p.Redrive.QueueName == p.QueueName) {

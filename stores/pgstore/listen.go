@@ -58,6 +58,7 @@ func (s *Store) fanOut(names []string) {
 // that hint; the others find the message at their repair check, so a lost
 // hint costs latency, never a message.
 func (s *Store) fanOutN(name string, n int) {
+	s.idle.woke(name)
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
 	woken := 0
@@ -76,6 +77,7 @@ func (s *Store) fanOutN(name string, n int) {
 // wakeAll wakes every subscriber: after the listener reconnects, hints sent
 // while it was away are lost, so everyone looks again.
 func (s *Store) wakeAll() {
+	s.idle.wokeAll()
 	s.subMu.Lock()
 	defer s.subMu.Unlock()
 	for _, set := range s.subs {

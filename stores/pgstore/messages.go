@@ -507,7 +507,9 @@ func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageCh
 				return err
 			}
 		}
-		if !until.After(t.now) {
+		if until.Before(d.visibleAt) {
+			// Visible sooner than the waiting receives and the idle memos
+			// were told (NextChange); at once: receivable now.
 			t.wake(d.queueName)
 		}
 		return nil

@@ -80,6 +80,10 @@ type Options struct {
 	// store's pooled connections (warnings, and auto_explain's plans when a
 	// test or an operator turns it on); by default they are dropped.
 	OnNotice func(*pgconn.Notice)
+	// IdleMemo is how long at most a receive that found nothing answers
+	// for the queue's next receives in this instance (see idleMemo);
+	// default 1 s, negative: never (every receive reads the database).
+	IdleMemo time.Duration
 }
 
 // Store is a stores.Store on PostgreSQL. It is safe for concurrent use.
@@ -95,6 +99,8 @@ type Store struct {
 	// combiner.
 	sends   *combiner[*stores.MessageSendParams, *stores.MessageSendResult]
 	deletes *combiner[*stores.MessageDeleteParams, []stores.ReceiptOutcome]
+
+	idle *idleMemo // queues known to have nothing to receive
 
 	subMu sync.Mutex
 	subs  map[string]map[*subscription]struct{}
@@ -145,6 +151,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.MaxRetries <= 0 {
 		opts.MaxRetries = 8
 	}
+	if opts.IdleMemo == 0 {
+		opts.IdleMemo = time.Second
+	}
 	if opts.VacuumInterval == 0 {
 		opts.VacuumInterval = vacuumEvery
 	}
@@ -180,6 +189,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		retries: opts.MaxRetries,
 		subs:    map[string]map[*subscription]struct{}{},
 
+		idle:           newIdleMemo(opts.IdleMemo),
 		notifyPending:  map[string]int{},
 		vacuumInterval: opts.VacuumInterval,
 		vacuumDone:     make(chan struct{}),
