@@ -567,9 +567,14 @@ func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *qu
 			return err
 		}
 		// The groups' row locks before the messages change (claims of this
-		// transaction hold them already).
-		if _, err := t.Exec(ctx, `SELECT count(*) FROM (SELECT 1 FROM fifo_groups WHERE queue_id = $1
-			AND group_id = ANY($2::text[]) ORDER BY group_id FOR NO KEY UPDATE) g`, srcID, srcGroups); err != nil {
+		// transaction hold them already), in group order, one equality
+		// lookup each: as one = ANY statement the planner chose a scan of
+		// every group when the table was small, and kept the plan.
+		b := &pgx.Batch{}
+		for _, g := range srcGroups {
+			b.Queue(`SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = $2 FOR NO KEY UPDATE`, srcID, g)
+		}
+		if err := t.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
 	}

@@ -36,6 +36,7 @@ func TestHotStatementsStaySmallOnDrainedStatistics(t *testing.T) {
 	}
 	dsn += sep + "session_preload_libraries=auto_explain&auto_explain.log_min_duration=0" +
 		"&auto_explain.log_nested_statements=on&auto_explain.log_analyze=on&auto_explain.log_timing=off" +
+		"&auto_explain.log_buffers=on" +
 		"&client_min_messages=log"
 	var (
 		recording atomic.Bool
@@ -69,11 +70,11 @@ func TestHotStatementsStaySmallOnDrainedStatistics(t *testing.T) {
 	for _, table := range []string{"messages", "fifo_groups", "dedup"} {
 		exec("ALTER TABLE " + table + " SET (autovacuum_enabled = false)")
 	}
-	fill := func() {
+	fill := func(groups int) {
 		for _, q := range []*stores.Queue{std, fifo} {
 			group := "''"
 			if q.FIFO {
-				group = "'g' || (i % 2000)"
+				group = "'g' || (i % " + strconv.Itoa(groups) + ")"
 			}
 			exec(`INSERT INTO messages (queue_id, message_id, seq, group_id, body, sent_at, visible_at)
 				SELECT $1, 'b-' || $1 || '-' || i, nextval('message_seq'), `+group+`, 'backlog', now(), now()
@@ -86,16 +87,21 @@ func TestHotStatementsStaySmallOnDrainedStatistics(t *testing.T) {
 			SELECT queue_id, group_id, min(seq), now() FROM messages WHERE queue_id = $1 GROUP BY 1, 2`, fifo.ID)
 	}
 	// Full tables, drained, analyzed empty; then the backlog comes back.
-	fill()
+	// The first fill puts the FIFO queue's messages in the three groups the
+	// operations below use, so that each of those groups has 6,667 dead
+	// index entries before its head (deleted, not vacuumed), as a busy
+	// group has between two vacuums.
+	fill(3)
 	exec("DELETE FROM messages")
 	exec("DELETE FROM fifo_groups")
 	exec("DELETE FROM dedup")
 	exec("ANALYZE messages")
 	exec("ANALYZE fifo_groups")
 	exec("ANALYZE dedup")
-	fill()
+	fill(2000)
 
 	recording.Store(true)
+	dlqs := map[*stores.Queue]*stores.Queue{}
 	for _, q := range []*stores.Queue{std, fifo} {
 		group := ""
 		if q.FIFO {
@@ -124,6 +130,7 @@ func TestHotStatementsStaySmallOnDrainedStatistics(t *testing.T) {
 		// The claim's other paths: with a redrive policy, and with a
 		// receive attempt id (FIFO) repeated.
 		dlq := createQueue(t, s, randomName("dlq")+map[bool]string{true: ".fifo"}[q.FIFO], q.FIFO)
+		dlqs[q] = dlq
 		more := &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10,
 			VisibilityTimeout: time.Minute, Token: randomName("t"),
 			Redrive: &stores.Redrive{MaxReceiveCount: 5, QueueName: dlq.Name}}
@@ -155,6 +162,19 @@ func TestHotStatementsStaySmallOnDrainedStatistics(t *testing.T) {
 			}
 		}
 	}
+	// Message moves: ten of the backlog to the dead-letter queue and back.
+	for _, q := range []*stores.Queue{std, fifo} {
+		dlq := dlqs[q]
+		for _, mv := range []*stores.MessageMoveParams{
+			{FromName: q.Name, FromID: q.ID, ToName: dlq.Name, Max: 10},
+			{FromName: dlq.Name, FromID: dlq.ID, ToName: q.Name, Max: 10},
+		} {
+			res, err := s.MessageMove(ctx, mv)
+			if err != nil || res.Moved != 10 {
+				t.Fatalf("move %s → %s: %+v, %v", mv.FromName, mv.ToName, res, err)
+			}
+		}
+	}
 	recording.Store(false)
 
 	mu.Lock()
@@ -166,6 +186,18 @@ func TestHotStatementsStaySmallOnDrainedStatistics(t *testing.T) {
 	filterRe := regexp.MustCompile(`Rows Removed by Filter: (\d+)`)
 	const most = 500
 	for _, plan := range plans {
+		if countsTheQueue.MatchString(plan) {
+			continue // reads the whole queue by design (a move's Remaining)
+		}
+		if frontWalk.MatchString(plan) {
+			// Known, and left: a Standard queue's retention probe (once a
+			// second per queue and instance) and a message move's walk (an
+			// operator's task) start at the queue's front and step over the
+			// dead index entries there. Standard sends do not commit in
+			// sequence order, so no lower bound on the oldest message's seq
+			// can be cached safely.
+			continue
+		}
 		worst := 0
 		for _, m := range rowsRe.FindAllStringSubmatch(plan, -1) {
 			rows, _ := strconv.Atoi(m[1])
@@ -176,8 +208,9 @@ func TestHotStatementsStaySmallOnDrainedStatistics(t *testing.T) {
 			n, _ := strconv.Atoi(m[1])
 			worst = max(worst, n)
 		}
+		worst = max(worst, scanBuffers(plan))
 		if worst > most {
-			t.Errorf("a statement reads %d rows:\n%s", worst, plan)
+			t.Errorf("a statement reads %d rows or buffers:\n%s", worst, plan)
 		}
 	}
 	if testing.Verbose() && os.Getenv("SLUICE_SHOW_PLANS") != "" {
@@ -185,3 +218,44 @@ func TestHotStatementsStaySmallOnDrainedStatistics(t *testing.T) {
 	}
 	t.Logf("%d plans checked", len(plans))
 }
+
+// countsTheQueue matches the plans of statements that count a queue's
+// messages, which read them all whatever the plan.
+var countsTheQueue = regexp.MustCompile(`Query Text: SELECT count\(\*\) FROM messages WHERE`)
+
+var buffersRe = regexp.MustCompile(`Buffers: shared hit=(\d+)(?: read=(\d+))?`)
+
+// scanBuffers is the most buffers one scan of a table or index in the plan
+// touched (the nodes above a scan, and a function's call, add up what is
+// below them, so they are not counted). Dead index entries that a walk
+// steps over show here, not in its rows.
+func scanBuffers(plan string) int {
+	worst, node := 0, ""
+	for _, line := range strings.Split(plan, "\n") {
+		if strings.Contains(line, "(cost=") {
+			node = line
+			continue
+		}
+		m := buffersRe.FindStringSubmatch(line)
+		if m == nil || !strings.Contains(node, "Scan") || !strings.Contains(node, " on ") {
+			continue
+		}
+		for _, other := range []string{"Function Scan", "CTE Scan", "Subquery Scan"} {
+			if strings.Contains(node, other) {
+				m = nil
+				break
+			}
+		}
+		if m != nil {
+			hit, _ := strconv.Atoi(m[1])
+			read, _ := strconv.Atoi(m[2])
+			worst = max(worst, hit+read)
+		}
+	}
+	return worst
+}
+
+// frontWalk matches the walks that start at a queue's front: the
+// in-passing retention probe of a Standard queue (sweepExpired) and a
+// message move's batch (MessageMove).
+var frontWalk = regexp.MustCompile(`Query Text: SELECT (sent_at FROM messages WHERE queue_id = \$1 AND seq > 0 ORDER BY seq LIMIT 1|message_id, seq, dead_letter_source FROM messages)`)

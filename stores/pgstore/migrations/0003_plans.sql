@@ -46,15 +46,38 @@ ALTER TABLE fifo_groups ADD CONSTRAINT fifo_groups_pkey PRIMARY KEY (group_id, q
 DROP INDEX fifo_groups_head;
 CREATE INDEX fifo_groups_head ON fifo_groups (queue_id, head_seq) WHERE head_seq > 0;
 
+-- Version 2's claims set a group's head_seq past messages it skipped as
+-- past retention; the walks below start at head_seq, so put every row at
+-- its group's first message once (see the note above sluice_fix_group).
+UPDATE fifo_groups f SET head_seq = m.first
+FROM (SELECT queue_id, group_id, min(seq) AS first FROM messages GROUP BY 1, 2) m
+WHERE f.queue_id = m.queue_id AND f.group_id = m.group_id AND f.head_seq > m.first;
+
 -- The walks, as in versions 1 and 2, each stating its index's predicate.
 
+-- A group's messages are taken, deleted and swept from its head, so the
+-- index entries before the head are mostly those of deleted messages,
+-- dead but not yet vacuumed. A walk of the group from its start steps
+-- through all of them: 390 buffers per FIFO delete at a steady 290
+-- messages/s. The walks start at the recorded head instead (head_seq of the
+-- group's row, which the caller holds locked): no message of the group has
+-- a smaller seq, since a group's messages are numbered in send order under
+-- its send lock, and head_seq is only ever set from the group's first
+-- message (a claim that skipped messages past retention keeps the lower
+-- head, so that the sweeps still find them). The same bound lets the
+-- retention sweep start at the queue's oldest head rather than at its
+-- first (dead) index entry.
 CREATE OR REPLACE FUNCTION sluice_fix_group(p_queue text, p_group text)
 RETURNS void LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
-    h record;
+    h      record;
+    v_from bigint;
 BEGIN
+    -- From the recorded head on (see the note above sluice_fix_group).
+    SELECT head_seq INTO v_from FROM fifo_groups WHERE queue_id = p_queue AND group_id = p_group;
+    v_from := coalesce(v_from, 1);
     SELECT seq, visible_at INTO h FROM messages
-    WHERE queue_id = p_queue AND group_id = p_group AND group_id >= '' ORDER BY seq LIMIT 1;
+    WHERE queue_id = p_queue AND group_id = p_group AND group_id >= '' AND seq >= v_from ORDER BY seq LIMIT 1;
     IF NOT FOUND THEN
         IF NOT pg_try_advisory_xact_lock(hashtextextended(p_queue || chr(30) || 's' || chr(31) || p_group, 0)) THEN
             UPDATE fifo_groups SET avail_at = '-infinity'
@@ -64,7 +87,7 @@ BEGIN
         -- No send of the group is under way and every earlier one committed:
         -- look again.
         SELECT seq, visible_at INTO h FROM messages
-        WHERE queue_id = p_queue AND group_id = p_group AND group_id >= '' ORDER BY seq LIMIT 1;
+        WHERE queue_id = p_queue AND group_id = p_group AND group_id >= '' AND seq >= v_from ORDER BY seq LIMIT 1;
         IF NOT FOUND THEN
             DELETE FROM fifo_groups WHERE queue_id = p_queue AND group_id = p_group;
             RETURN;
@@ -80,10 +103,20 @@ $fn$;
 CREATE OR REPLACE FUNCTION sluice_fifo_sweep(p_queue text, p_cut timestamptz, p_limit integer)
 RETURNS void LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
-    g record;
+    g      record;
+    v_low  bigint;
+    v_head bigint;
 BEGIN
+    -- No message of the queue is older than its groups' oldest head.
+    -- (As ORDER BY ... LIMIT 1: as min(), the planner read every group.)
+    SELECT head_seq INTO v_low FROM fifo_groups WHERE queue_id = p_queue AND head_seq > 0
+    ORDER BY head_seq LIMIT 1;
+    IF v_low IS NULL THEN
+        RETURN; -- no group, no message
+    END IF;
     IF p_limit IS NOT NULL THEN
-        PERFORM 1 FROM (SELECT sent_at FROM messages WHERE queue_id = p_queue AND seq > 0 ORDER BY seq LIMIT 1) h
+        PERFORM 1 FROM (SELECT sent_at FROM messages WHERE queue_id = p_queue AND seq > 0 AND seq >= v_low
+                        ORDER BY seq LIMIT 1) h
         WHERE h.sent_at <= p_cut;
         IF NOT FOUND THEN
             RETURN;
@@ -91,15 +124,16 @@ BEGIN
     END IF;
     FOR g IN
         SELECT DISTINCT d.group_id FROM (
-            SELECT group_id, sent_at FROM messages WHERE queue_id = p_queue AND seq > 0
+            SELECT group_id, sent_at FROM messages WHERE queue_id = p_queue AND seq > 0 AND seq >= v_low
             ORDER BY seq LIMIT p_limit) d
         WHERE d.sent_at <= p_cut
         ORDER BY 1
     LOOP
-        PERFORM 1 FROM fifo_groups WHERE queue_id = p_queue AND group_id = g.group_id
+        SELECT head_seq INTO v_head FROM fifo_groups WHERE queue_id = p_queue AND group_id = g.group_id
         FOR NO KEY UPDATE SKIP LOCKED;
         CONTINUE WHEN NOT FOUND;
-        DELETE FROM messages WHERE queue_id = p_queue AND group_id = g.group_id AND group_id >= '' AND sent_at <= p_cut;
+        DELETE FROM messages WHERE queue_id = p_queue AND group_id = g.group_id AND group_id >= ''
+          AND seq >= v_head AND sent_at <= p_cut;
         PERFORM sluice_fix_group(p_queue, g.group_id);
     END LOOP;
 END
@@ -118,6 +152,7 @@ DECLARE
     got integer := 0;
     n   integer;
     ord integer := 0;
+    v_head bigint;
 BEGIN
     IF p_sweep AND isfinite(p_after) THEN
         PERFORM sluice_fifo_sweep(p_queue, p_after, 100);
@@ -127,7 +162,7 @@ BEGIN
         WHERE f.queue_id = p_queue AND f.head_seq > 0 AND f.avail_at <= p_now AND f.group_id <> ALL(p_taken)
         ORDER BY f.head_seq
     LOOP
-        PERFORM 1 FROM fifo_groups f
+        SELECT f.head_seq INTO v_head FROM fifo_groups f
         WHERE f.queue_id = p_queue AND f.group_id = g.group_id AND f.avail_at <= p_now
         FOR NO KEY UPDATE SKIP LOCKED;
         CONTINUE WHEN NOT FOUND;
@@ -135,7 +170,8 @@ BEGIN
         RETURN QUERY
         WITH run AS (
             SELECT m.ctid, m.message_id, m.seq, m.receive_count, m.visible_at FROM messages m
-            WHERE m.queue_id = p_queue AND m.group_id = g.group_id AND m.group_id >= '' AND m.sent_at > p_after
+            WHERE m.queue_id = p_queue AND m.group_id = g.group_id AND m.group_id >= '' AND m.seq >= v_head
+              AND m.sent_at > p_after
             ORDER BY m.seq LIMIT p_want - got
         ), cand AS (
             SELECT r.ctid, r.message_id, r.seq, r.receive_count FROM (
@@ -153,7 +189,7 @@ BEGIN
         ), head AS (
             -- The group's row, when the claim took its head and nothing is
             -- to be redriven: the head is in flight until p_until.
-            UPDATE fifo_groups f SET head_seq = (SELECT min(seq) FROM upd), avail_at = p_until
+            UPDATE fifo_groups f SET head_seq = least(f.head_seq, (SELECT min(seq) FROM upd)), avail_at = p_until
             WHERE f.queue_id = p_queue AND f.group_id = g.group_id
               AND EXISTS (SELECT 1 FROM upd) AND NOT EXISTS (SELECT 1 FROM cand WHERE cand.receive_count >= p_maxrc)
         )
