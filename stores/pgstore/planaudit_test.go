@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -53,6 +54,12 @@ func TestHotStatementsStaySmallOnDrainedStatistics(t *testing.T) {
 				mu.Unlock()
 			}
 		}})
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42501" && os.Getenv("CI") != "true" {
+		// Loading auto_explain per session takes a superuser (the
+		// throwaway server of make test is one).
+		t.Skipf("DATABASE_URL's user may not load auto_explain (%v): the plan audit needs a superuser", err)
+	}
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
