@@ -352,6 +352,10 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 			if err := t.moveInto(ctx, q, redrive, dlq, q.name); err != nil {
 				return nil, err
 			}
+			// What stood behind the moved messages may be receivable now,
+			// also when the rounds run out: wake the queue (this also keeps
+			// the idle memo from remembering this claim as empty).
+			t.wake(q.name)
 			continue
 		}
 		// Standard: SKIP LOCKED gave what there is. FIFO: sluice_fifo_claim

@@ -16,8 +16,8 @@ import (
 // on PostgreSQL each empty receive cost two statements. SQS itself lets a
 // short poll miss messages ("samples a subset of servers"); here a miss
 // lasts at most as long as a notification takes, or maxAge when a change
-// sends none (a visibility timeout shortened to a non-zero value on
-// another instance, a lost notification).
+// sends none (a lost notification, or a claim that found nothing because
+// another transaction held the rows for a moment: a sweep, a move).
 //
 // Only claims on the database clock (Now zero) use it: a caller with its
 // own clock (the conformance suite) moves time at will.

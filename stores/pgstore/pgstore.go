@@ -498,7 +498,14 @@ func (t *txn) sweepExpired(ctx context.Context, q *queueRow, limit int) error {
 	if err != nil {
 		return err
 	}
-	rows, err := t.Query(ctx, `SELECT message_id FROM messages WHERE queue_id = $1 AND seq > 0 AND sent_at <= $2
+	// The due messages before the first one that is not due (sent_at grows
+	// with seq, but for moved messages, which Maintain sweeps): filtering
+	// alone walked the whole queue to fill the limit.
+	rows, err := t.Query(ctx, `WITH fresh AS (
+			SELECT seq FROM messages WHERE queue_id = $1 AND seq > 0 AND sent_at > $2 ORDER BY seq LIMIT 1
+		)
+		SELECT message_id FROM messages WHERE queue_id = $1 AND seq > 0 AND sent_at <= $2
+		  AND seq < coalesce((SELECT seq FROM fresh), 9223372036854775807)
 		ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED`, q.id, cut, limit)
 	if err != nil {
 		return err

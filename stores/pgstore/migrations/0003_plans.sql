@@ -305,3 +305,14 @@ BEGIN
     END LOOP;
 END
 $fn$;
+
+-- The group walks above bound seq by a variable (the head). In a custom
+-- plan the variable is a constant, and "seq >= 42" implies "seq > 0", which
+-- makes the (queue_id, seq) index usable for them again, filtering on the
+-- group: a walk of the whole queue per group. Generic plans see only
+-- parameters, so there each partial index stays with the statements that
+-- state its predicate.
+ALTER FUNCTION sluice_fix_group(text, text) SET plan_cache_mode = force_generic_plan;
+ALTER FUNCTION sluice_fifo_claim(text, timestamptz, timestamptz, integer, timestamptz, text, integer, text[], boolean)
+    SET plan_cache_mode = force_generic_plan;
+ALTER FUNCTION sluice_fifo_sweep(text, timestamptz, integer) SET plan_cache_mode = force_generic_plan;
