@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -88,7 +89,10 @@ func TestLongPollVerifiesOnlyWhenNoWakeUpCame(t *testing.T) {
 	case <-time.After(4 * time.Second):
 		t.Fatal("the long poll did not wake on the send")
 	}
-	if got := st.flags(); len(got) != 2 || got[0] || got[1] {
-		t.Errorf("claims' Verify = %v, want [false false]", got)
+	// Two claims: the first found nothing, the woken one the message (one,
+	// when the send beat the first claim's read).
+	got := st.flags()
+	if len(got) == 0 || len(got) > 2 || slices.Contains(got, true) {
+		t.Errorf("claims' Verify = %v, want [false false] (or [false])", got)
 	}
 }

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,8 +23,6 @@ func TestExpiredHeadSkippedByAClaimIsStillSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := res.Queue
-	// A claim now, so that the next one within the second sweeps nothing.
-	claimOne(t, s, q, true)
 	old, fresh := newMsg("old", "g", "d1"), newMsg("fresh", "g", "d2")
 	var dbNow time.Time
 	if err := s.pool.QueryRow(ctx, "SELECT now()").Scan(&dbNow); err != nil {
@@ -38,6 +37,9 @@ func TestExpiredHeadSkippedByAClaimIsStillSwept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// As if this instance had just swept: the claim must not sweep first.
+	v, _ := s.lastSweep.LoadOrStore(q.Name+"\x00"+q.ID, new(atomic.Int64))
+	v.(*atomic.Int64).Store(time.Now().UnixNano())
 	got := claimOne(t, s, q, true)
 	if len(got) != 1 || got[0].ID != fresh.ID {
 		t.Fatalf("claimed %+v, want the fresh message only", got)
