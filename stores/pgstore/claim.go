@@ -35,7 +35,9 @@ const claimRowCols = `redrive, ` + msgCols + `, ord1, ord2`
 // than $7 times. A row that another claimer updated and committed after
 // this statement's snapshot is re-checked by the row lock (READ COMMITTED
 // follows the update chain and re-evaluates visible_at <= now), so it is
-// never handed out twice.
+// never handed out twice. If it is still visible, this claim skips it: the
+// update joins by ctid and cannot see the new version (see migration
+// 0003); the next claim takes it.
 const standardClaimSQL = `WITH cand AS (
 		SELECT ctid, message_id, seq, visible_at, receive_count FROM messages
 		WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3 AND message_id <> ALL($8::text[])

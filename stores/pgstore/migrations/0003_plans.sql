@@ -26,8 +26,11 @@
 --   primary key for them (a "one-row" index scan on such statistics costs
 --   the same as a lookup), and as an id array (= ANY) it chose a
 --   sequential scan when the table was small and kept that plan as it
---   grew. The rows are locked (Standard) or their group is (FIFO), so the
---   ctid is the current version's;
+--   grew. FIFO claims hold the group's lock, so nothing else changes the
+--   rows meanwhile. A Standard candidate that another transaction updated
+--   after the statement's snapshot and left visible (a zero visibility
+--   timeout) is locked in its new version, which the update cannot see:
+--   that claim skips it, and the next one takes it;
 -- - sluice_delete finds the receipts' groups one equality lookup at a time,
 --   for the same reason.
 -- The CHECKs make sure that no row is ever left out of a partial index.
