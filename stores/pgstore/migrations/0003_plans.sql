@@ -66,8 +66,8 @@ WHERE f.queue_id = m.queue_id AND f.group_id = m.group_id AND f.head_seq > m.fir
 -- group's row, which the caller holds locked): no message of the group has
 -- a smaller seq, since a group's messages are numbered in send order under
 -- its send lock, and head_seq is only ever set from the group's first
--- message (a claim that skipped messages past retention keeps the lower
--- head, so that the sweeps still find them). The same bound lets the
+-- message (a claim, which walks from the head, leaves it; messages it
+-- skipped as past retention stay ahead of it for the sweeps). The same bound lets the
 -- retention sweep start at the queue's oldest head rather than at its
 -- first (dead) index entry.
 CREATE OR REPLACE FUNCTION sluice_fix_group(p_queue text, p_group text)
@@ -191,8 +191,10 @@ BEGIN
                 m.first_received_at, m.dead_letter_source
         ), head AS (
             -- The group's row, when the claim took its head and nothing is
-            -- to be redriven: the head is in flight until p_until.
-            UPDATE fifo_groups f SET head_seq = least(f.head_seq, (SELECT min(seq) FROM upd)), avail_at = p_until
+            -- to be redriven: the head is in flight until p_until. head_seq
+            -- stays: the run began at it, and messages it skipped as past
+            -- retention still come first for the sweeps.
+            UPDATE fifo_groups f SET avail_at = p_until
             WHERE f.queue_id = p_queue AND f.group_id = g.group_id
               AND EXISTS (SELECT 1 FROM upd) AND NOT EXISTS (SELECT 1 FROM cand WHERE cand.receive_count >= p_maxrc)
         )
