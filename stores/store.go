@@ -8,6 +8,13 @@
 // numbers a rule needs (a window, a cap, a count) and the store applies them
 // atomically. An SQS rule lives in exactly one place.
 //
+// Wake-ups are not the store's business: the service publishes them
+// (stores/wake) from what the results report. So a result reports what made
+// messages receivable that the service cannot see itself: the messages a
+// claim redrove (MessageClaimResult.Redriven), a visibility change that
+// makes a message visible sooner (MessageChangeVisibilityResult.Earlier),
+// where a move put messages (MessageMoveResult.MovedTo).
+//
 // Time: every params struct has Now. When it is the zero time the store uses
 // its own clock (the database's, where it has one); tests pass a fake clock.
 // Durations in params are counted from that now.
@@ -215,11 +222,7 @@ type MessageClaimParams struct {
 	// Redrive, when set, moves over-received messages to the dead-letter
 	// queue in the claim's transaction; they are not returned.
 	Redrive *Redrive
-	// Verify asks the store to read, not to answer from what it remembers
-	// of the queue (a long poll's periodic check, which exists for lost
-	// wake-ups).
-	Verify bool
-	Now    time.Time
+	Now     time.Time
 }
 
 // ClaimedMessage is one delivery.
@@ -234,6 +237,9 @@ type MessageClaimResult struct {
 	// delayed or in flight becomes visible (zero when none is known). Long
 	// polls wake then.
 	NextChange time.Time
+	// Redriven is how many messages the claim moved to the dead-letter
+	// queue (they are receivable there now).
+	Redriven int
 }
 
 // Outcome of an operation on one delivery, by receipt.
@@ -294,6 +300,10 @@ type MessageChangeVisibilityParams struct {
 type MessageChangeVisibilityResult struct {
 	Outcome ReceiptOutcome
 	TooLong bool
+	// Earlier: the change was applied and the message becomes visible
+	// sooner than it would have (receivers waiting on the queue must look
+	// again).
+	Earlier bool
 }
 
 type MessageMoveParams struct {
@@ -310,8 +320,10 @@ type MessageMoveParams struct {
 }
 
 type MessageMoveResult struct {
-	Moved  int
-	Failed int
+	Moved int
+	// MovedTo counts the moved messages by destination queue name.
+	MovedTo map[string]int
+	Failed  int
 	// Remaining is the number of visible messages left in the source.
 	Remaining int64
 }
@@ -387,11 +399,6 @@ type Store interface {
 	// Maintain does housekeeping that requests also do in passing: drop
 	// messages past retention and expired dedup and attempt records.
 	Maintain(ctx context.Context, now time.Time) error
-
-	// Subscribe returns a channel that receives (without blocking the
-	// sender; hints may coalesce) when the named queue may have become
-	// receivable: a send, a visibility reset, a move in. Call cancel when done.
-	Subscribe(queueName string) (hint <-chan struct{}, cancel func())
 
 	Close() error
 }

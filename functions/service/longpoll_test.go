@@ -2,97 +2,179 @@ package service_test
 
 import (
 	"context"
-	"slices"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/functions/service"
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/memstore"
+	"github.com/sluicehq/sluice/stores/wake"
 )
 
-// claimRecorder records the Verify flag of every claim on a real store.
-type claimRecorder struct {
-	stores.Store
-	mu      sync.Mutex
-	verify  []bool
-	claimed chan struct{}
-}
+// frozen is a service clock that stands still: the idle memo never runs out
+// by itself, so what ends it is what a test is about.
+type frozen struct{ now time.Time }
 
-func (c *claimRecorder) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
-	c.mu.Lock()
-	c.verify = append(c.verify, p.Verify)
-	c.mu.Unlock()
-	select {
-	case c.claimed <- struct{}{}:
-	default:
-	}
-	return c.Store.MessageClaim(ctx, p)
-}
+func (f *frozen) Now() time.Time { return f.now }
 
-func (c *claimRecorder) flags() []bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]bool(nil), c.verify...)
-}
-
-// A long poll's claims after a wake-up may be answered from what the store
-// remembers; the one after a timer (no wake-up came, perhaps lost) asks
-// the store to look (Verify).
-func TestLongPollVerifiesOnlyWhenNoWakeUpCame(t *testing.T) {
-	ctx := context.Background()
-	st := &claimRecorder{Store: memstore.New(), claimed: make(chan struct{}, 1)}
-	defer st.Close()
-	svc := service.New(service.Config{Store: st, BaseURL: "http://h"})
-	out, err := svc.CreateQueue(ctx, &contract.CreateQueueInput{QueueName: "q"})
+// behindTheBack stores a message without the service, so no wake-up is
+// published: only a store read can find it.
+func behindTheBack(t *testing.T, st stores.Store, name string, now time.Time) {
+	t.Helper()
+	q, err := st.QueueGet(context.Background(), &stores.QueueGetParams{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	one := int64(1)
-	// Nothing comes: the claim after the wait verifies.
-	if _, err := svc.ReceiveMessage(ctx, &contract.ReceiveMessageInput{QueueUrl: out.QueueUrl, WaitTimeSeconds: &one}); err != nil {
+	if _, err := st.MessageSend(context.Background(), &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+		Messages: []stores.NewMessage{{ID: uuid.NewString(), Body: "b", MD5OfBody: contract.MD5OfBody("b")}}, Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	if got := st.flags(); len(got) != 2 || got[0] || !got[1] {
-		t.Errorf("claims' Verify = %v, want [false true]", got)
+}
+
+func receive(t *testing.T, svc *service.Service, url string, wait int64) []contract.Message {
+	t.Helper()
+	ten := int64(10)
+	out, err := svc.ReceiveMessage(context.Background(), &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: &wait,
+		MaxNumberOfMessages: &ten})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Messages
+}
+
+func create(t *testing.T, svc *service.Service, name string) string {
+	t.Helper()
+	out, err := svc.CreateQueue(context.Background(), &contract.CreateQueueInput{QueueName: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.QueueUrl
+}
+
+// A receive that found nothing answers the next ones from the idle memo,
+// until a wake-up or the memo's age ends it; a long poll's repair check
+// always reads the store.
+func TestIdleMemoAnswersUntilWokenOrAged(t *testing.T) {
+	st := memstore.New()
+	defer st.Close()
+	clock := &frozen{now: time.Now().UTC().Truncate(time.Second)}
+	svc := service.New(service.Config{Store: st, BaseURL: "http://h", Clock: clock.Now,
+		IdleMemo: time.Minute, RepairInterval: 100 * time.Millisecond})
+	defer svc.Shutdown()
+	url := create(t, svc, "q")
+
+	if got := receive(t, svc, url, 0); len(got) != 0 {
+		t.Fatalf("empty queue gave %d messages", len(got))
+	}
+	behindTheBack(t, st, "q", clock.now)
+	if got := receive(t, svc, url, 0); len(got) != 0 {
+		t.Fatalf("the memo did not answer: %d messages", len(got))
+	}
+	// A long poll's repair check looks at the store, whatever the memo says.
+	if got := receive(t, svc, url, 5); len(got) != 1 {
+		t.Fatalf("the long poll's repair check found %d messages, want 1", len(got))
 	}
 
-	// A send wakes the poll: that claim need not verify.
-	st.mu.Lock()
-	st.verify = nil
-	st.mu.Unlock()
-	select { // drop a stale signal, if any
-	case <-st.claimed:
-	default:
+	// In flight now (30 s): empty again, remembered until the message's
+	// visibility ends (its NextChange) or the memo's minute.
+	if got := receive(t, svc, url, 0); len(got) != 0 {
+		t.Fatalf("claimed a message in flight")
 	}
-	five := int64(5)
-	done := make(chan *contract.ReceiveMessageOutput, 1)
-	go func() {
-		r, err := svc.ReceiveMessage(ctx, &contract.ReceiveMessageInput{QueueUrl: out.QueueUrl, WaitTimeSeconds: &five})
-		if err != nil {
-			t.Error(err)
-		}
-		done <- r
-	}()
-	<-st.claimed
+	behindTheBack(t, st, "q", clock.now)
+	if got := receive(t, svc, url, 0); len(got) != 0 {
+		t.Fatalf("the memo did not answer the second time")
+	}
+	clock.now = clock.now.Add(31 * time.Second) // past the NextChange
+	if got := receive(t, svc, url, 0); len(got) != 2 {
+		t.Fatalf("after the NextChange: %d messages, want 2", len(got))
+	}
+
+	// A send through the service wakes the memo at once.
+	if got := receive(t, svc, url, 0); len(got) != 0 {
+		t.Fatalf("claimed messages in flight")
+	}
 	body := "m"
-	if _, err := svc.SendMessage(ctx, &contract.SendMessageInput{QueueUrl: out.QueueUrl, MessageBody: &body}); err != nil {
+	if _, err := svc.SendMessage(context.Background(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &body}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(t, svc, url, 0); len(got) != 1 {
+		t.Fatalf("after a send: %d messages, want 1", len(got))
+	}
+}
+
+// Another instance's send and its shortening of a visibility timeout reach
+// this instance's memo through the transport; with a frozen clock nothing
+// else could end it.
+func TestIdleMemoHearsOtherInstances(t *testing.T) {
+	st := memstore.New()
+	defer st.Close()
+	clock := &frozen{now: time.Now().UTC().Truncate(time.Second)}
+	lb := wake.NewLoopback()
+	newSvc := func() *service.Service {
+		hub := wake.NewHub(wake.HubOptions{Transport: lb.Join()})
+		t.Cleanup(func() { _ = hub.Close() })
+		svc := service.New(service.Config{Store: st, BaseURL: "http://h", Clock: clock.Now, Wakeups: hub,
+			IdleMemo: time.Hour, QueueCacheTTL: -1})
+		t.Cleanup(svc.Shutdown)
+		return svc
+	}
+	a, b := newSvc(), newSvc()
+	url := create(t, a, "q")
+	if got := receive(t, a, url, 0); len(got) != 0 {
+		t.Fatal("empty queue gave messages")
+	}
+	body := "m"
+	if _, err := b.SendMessage(context.Background(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &body}); err != nil {
+		t.Fatal(err)
+	}
+	got := receive(t, a, url, 0)
+	if len(got) != 1 {
+		t.Fatalf("another instance's send: %d messages, want 1", len(got))
+	}
+	if again := receive(t, a, url, 0); len(again) != 0 {
+		t.Fatal("claimed a message in flight")
+	}
+	zero := int64(0)
+	if _, err := b.ChangeMessageVisibility(context.Background(), &contract.ChangeMessageVisibilityInput{QueueUrl: url,
+		ReceiptHandle: got[0].ReceiptHandle, VisibilityTimeout: &zero}); err != nil {
+		t.Fatal(err)
+	}
+	if again := receive(t, a, url, 0); len(again) != 1 {
+		t.Fatalf("another instance's release: %d messages, want 1", len(again))
+	}
+}
+
+// A long poll on one instance returns on a send through another well before
+// its repair check would have found the message.
+func TestLongPollWokenAcrossInstances(t *testing.T) {
+	st := memstore.New()
+	defer st.Close()
+	lb := wake.NewLoopback()
+	newSvc := func() *service.Service {
+		hub := wake.NewHub(wake.HubOptions{Transport: lb.Join()})
+		t.Cleanup(func() { _ = hub.Close() })
+		svc := service.New(service.Config{Store: st, BaseURL: "http://h", Wakeups: hub, RepairInterval: time.Minute})
+		t.Cleanup(svc.Shutdown)
+		return svc
+	}
+	a, b := newSvc(), newSvc()
+	url := create(t, a, "q")
+	done := make(chan []contract.Message, 1)
+	go func() { done <- receive(t, a, url, 20) }()
+	time.Sleep(100 * time.Millisecond) // let the poll reach its wait
+	body := "m"
+	if _, err := b.SendMessage(context.Background(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &body}); err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case r := <-done:
-		if r == nil || len(r.Messages) != 1 {
-			t.Fatalf("the long poll returned %+v, want the message", r)
+	case got := <-done:
+		if len(got) != 1 {
+			t.Fatalf("the long poll returned %d messages, want 1", len(got))
 		}
-	case <-time.After(4 * time.Second):
-		t.Fatal("the long poll did not wake on the send")
-	}
-	// Two claims: the first found nothing, the woken one the message (one,
-	// when the send beat the first claim's read).
-	got := st.flags()
-	if len(got) == 0 || len(got) > 2 || slices.Contains(got, true) {
-		t.Errorf("claims' Verify = %v, want [false false] (or [false])", got)
+	case <-time.After(15 * time.Second):
+		t.Fatal("the long poll was not woken by the other instance's send")
 	}
 }

@@ -131,6 +131,7 @@ func (s *Service) SendMessage(ctx context.Context, in *contract.SendMessageInput
 	if err != nil {
 		return nil, s.storeErr(err)
 	}
+	s.wakeAfterSend(ctx, q, []stores.NewMessage{msg}, res)
 	sr := res.Results[0]
 	return &contract.SendMessageOutput{
 		MD5OfMessageBody:             msg.MD5OfBody,
@@ -221,6 +222,7 @@ func (s *Service) SendMessageBatch(ctx context.Context, in *contract.SendMessage
 	if err != nil {
 		return nil, s.storeErr(err)
 	}
+	s.wakeAfterSend(ctx, q, msgs, res)
 	for i, sr := range res.Results {
 		out.Successful = append(out.Successful, contract.SendMessageBatchResultEntry{
 			Id: okIDs[i], MessageId: sr.MessageID, SequenceNumber: sr.SequenceNumber,
@@ -294,30 +296,25 @@ func (s *Service) ReceiveMessage(ctx context.Context, in *contract.ReceiveMessag
 	return out, nil
 }
 
-// claimWaiting claims once, and for a long poll waits for a hint (a send, a
-// visibility reset), the next known visibility change, or a periodic repair
-// check, until wait has passed.
+// claimWaiting claims once, and for a long poll waits for a wake-up (a
+// send, a release, ...), the next known visibility change, or a periodic
+// repair check, until wait has passed.
 func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams, wait time.Duration) ([]stores.ClaimedMessage, error) {
 	deadline := time.Now().Add(wait)
-	p.Verify = false
+	check := false // the repair check: ask the store, whatever the memo says
 	for {
-		hint, cancel := s.store.Subscribe(p.QueueName)
-		p.Token = newToken()
-		p.Now = s.now()
-		res, err := s.store.MessageClaim(ctx, p)
+		hint, cancel := s.hub.Subscribe(p.QueueName)
+		res, err := s.claim(ctx, p, check)
 		if err != nil {
 			cancel()
-			return nil, s.storeErr(err)
+			return nil, err
 		}
 		remaining := time.Until(deadline)
 		if len(res.Messages) > 0 || remaining <= 0 {
 			cancel()
 			return res.Messages, nil
 		}
-		sleep := remaining
-		if sleep > repairInterval {
-			sleep = repairInterval
-		}
+		sleep := min(remaining, s.repairInterval())
 		if !res.NextChange.IsZero() {
 			if d := res.NextChange.Sub(s.wallNow()); d < sleep {
 				sleep = max(d, time.Millisecond)
@@ -326,9 +323,9 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 		timer := time.NewTimer(sleep)
 		select {
 		case <-hint:
-			p.Verify = false
+			check = false
 		case <-timer.C:
-			p.Verify = true // no hint came: look, whatever the store remembers
+			check = true
 		case <-ctx.Done():
 			timer.Stop()
 			cancel()
@@ -343,9 +340,42 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 	}
 }
 
-// repairInterval bounds how long a long poll trusts hints alone: a store whose
-// hints can be lost (a dropped notification) costs at most this much latency.
-const repairInterval = 2 * time.Second
+// claim claims once, or answers from the idle memo unless check is set or
+// the claim names a receive attempt (a replay must reach the store).
+func (s *Service) claim(ctx context.Context, p *stores.MessageClaimParams, check bool) (*stores.MessageClaimResult, error) {
+	p.Token = newToken()
+	p.Now = s.now()
+	memo := p.AttemptID == ""
+	start := s.wallNow()
+	if memo && !check {
+		if next, ok := s.idle.answer(p.QueueName, p.QueueID, start); ok {
+			return &stores.MessageClaimResult{NextChange: next}, nil
+		}
+	}
+	mark := s.idle.begin()
+	res, err := s.store.MessageClaim(ctx, p)
+	if err != nil {
+		return nil, s.storeErr(err)
+	}
+	s.wakeAfterClaim(ctx, p, res)
+	if len(res.Messages) == 0 && res.Redriven == 0 {
+		if memo {
+			s.idle.remember(p.QueueName, p.QueueID, mark, start, res.NextChange)
+		}
+	} else {
+		s.idle.forget(p.QueueName) // what it knew was wrong, or is now
+	}
+	return res, nil
+}
+
+// repairInterval is how long a long poll waits for a wake-up before it
+// checks the store itself: a lost wake-up costs at most this much latency.
+func (s *Service) repairInterval() time.Duration {
+	if s.hub.Degraded() {
+		return max(s.cfg.RepairInterval/8, 10*time.Millisecond)
+	}
+	return s.cfg.RepairInterval
+}
 
 var messageSystemAttributeNames = map[string]bool{
 	contract.MsgAttrAll: true, contract.MsgAttrSenderID: true, contract.MsgAttrSentTimestamp: true,
@@ -487,9 +517,14 @@ func (s *Service) deleteReceipts(ctx context.Context, q *stores.Queue, handles [
 	if err != nil {
 		return nil, s.storeErr(err)
 	}
+	deleted := 0
 	for k, i := range at {
 		errs[i] = deleteOutcome(q, handles[i], outcomes[k])
+		if outcomes[k] == stores.ReceiptCurrent || outcomes[k] == stores.ReceiptExpired && !q.FIFO {
+			deleted++
+		}
 	}
+	s.wakeAfterDelete(ctx, q, deleted)
 	return errs, nil
 }
 
@@ -555,16 +590,18 @@ func receiptBatch[E any](ctx context.Context, s *Service, queueURL, entryType st
 	return ok, failed, nil
 }
 
-func (s *Service) changeOne(ctx context.Context, q *stores.Queue, handle string, timeout *int64) error {
+// changeOne changes one delivery's visibility; earlier reports that the
+// message becomes visible sooner than it would have.
+func (s *Service) changeOne(ctx context.Context, q *stores.Queue, handle string, timeout *int64) (earlier bool, err error) {
 	r, err := receiptFor(q, handle)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if timeout == nil {
-		return contract.ErrMissingParameter("VisibilityTimeout")
+		return false, contract.ErrMissingParameter("VisibilityTimeout")
 	}
 	if *timeout < 0 || *timeout > contract.MaxVisibilityTimeout {
-		return contract.ErrInvalidValue(*timeout, "VisibilityTimeout", "Must be >= 0 and <= 43200, if provided.")
+		return false, contract.ErrInvalidValue(*timeout, "VisibilityTimeout", "Must be >= 0 and <= 43200, if provided.")
 	}
 	res, err := s.store.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{
 		QueueName: q.Name, QueueID: q.ID, MessageID: r.MessageID, Token: r.Token,
@@ -572,21 +609,21 @@ func (s *Service) changeOne(ctx context.Context, q *stores.Queue, handle string,
 		ApplyExpired: !q.FIFO, Now: s.now(),
 	})
 	if err != nil {
-		return s.storeErr(err)
+		return false, s.storeErr(err)
 	}
 	if res.TooLong {
-		return contract.ErrInvalidValue(*timeout, "VisibilityTimeout", fmt.Sprintf("Total VisibilityTimeout for the message is beyond the limit [%d seconds]", contract.MaxVisibilityTimeout))
+		return false, contract.ErrInvalidValue(*timeout, "VisibilityTimeout", fmt.Sprintf("Total VisibilityTimeout for the message is beyond the limit [%d seconds]", contract.MaxVisibilityTimeout))
 	}
 	switch res.Outcome {
 	case stores.ReceiptCurrent:
-		return nil
+		return res.Earlier, nil
 	case stores.ReceiptExpired:
 		if q.FIFO {
-			return contract.ErrReceiptHandleExpired(handle)
+			return false, contract.ErrReceiptHandleExpired(handle)
 		}
-		return nil
+		return res.Earlier, nil
 	}
-	return contract.ErrInvalidValue(handle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change.")
+	return false, contract.ErrInvalidValue(handle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change.")
 }
 
 func (s *Service) ChangeMessageVisibility(ctx context.Context, in *contract.ChangeMessageVisibilityInput) (*contract.Empty, error) {
@@ -594,8 +631,12 @@ func (s *Service) ChangeMessageVisibility(ctx context.Context, in *contract.Chan
 	if err != nil {
 		return nil, err
 	}
-	if err := s.changeOne(ctx, q, in.ReceiptHandle, in.VisibilityTimeout); err != nil {
+	earlier, err := s.changeOne(ctx, q, in.ReceiptHandle, in.VisibilityTimeout)
+	if err != nil {
 		return nil, err
+	}
+	if earlier {
+		s.wakeAfterVisibility(ctx, q, 1)
 	}
 	return &contract.Empty{}, nil
 }
@@ -605,9 +646,14 @@ func (s *Service) ChangeMessageVisibilityBatch(ctx context.Context, in *contract
 		func(e contract.ChangeMessageVisibilityBatchRequestEntry) string { return e.Id },
 		func(q *stores.Queue, entries []contract.ChangeMessageVisibilityBatchRequestEntry) ([]error, error) {
 			errs := make([]error, len(entries))
+			n := 0
 			for i, e := range entries {
-				errs[i] = s.changeOne(ctx, q, e.ReceiptHandle, e.VisibilityTimeout)
+				var earlier bool
+				if earlier, errs[i] = s.changeOne(ctx, q, e.ReceiptHandle, e.VisibilityTimeout); earlier {
+					n++
+				}
 			}
+			s.wakeAfterVisibility(ctx, q, n)
 			return errs, nil
 		})
 	if err != nil {

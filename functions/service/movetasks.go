@@ -239,6 +239,9 @@ func (s *Service) stepMoveTask(ctx context.Context, t *stores.MoveTask) error {
 		dest = name
 	}
 	res, err := s.store.MessageMove(ctx, &stores.MessageMoveParams{FromName: src.Name, FromID: src.ID, ToName: dest, Max: budget, Now: s.now()})
+	if err == nil {
+		s.wakeAfterMove(ctx, res)
+	}
 	if errors.Is(err, stores.ErrQueueNotFound) {
 		t.Status, t.FailureReason = taskFailed, "AWS.SimpleQueueService.NonExistentQueue"
 		t.UpdatedAt = now

@@ -230,6 +230,7 @@ func (s *Service) DeleteQueue(ctx context.Context, in *contract.DeleteQueueInput
 	if err != nil {
 		return nil, s.storeErr(err)
 	}
+	s.wakeAfterQueueDelete(ctx, q)
 	return &contract.Empty{}, nil
 }
 

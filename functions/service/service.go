@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/wake"
 )
 
 // Config configures a Service.
@@ -33,7 +34,19 @@ type Config struct {
 	// QueueCacheTTL is how long a queue record read from the store is
 	// reused (default 1s; negative disables). See queueCache.
 	QueueCacheTTL time.Duration
-	Logger        *slog.Logger
+	// Wakeups is the process's wake-up hub, shared by every Service of the
+	// process; nil: a hub of the Service's own without a transport (one
+	// instance alone).
+	Wakeups *wake.Hub
+	// IdleMemo is how long at most a receive that found nothing answers
+	// for the queue's next receives (see idleMemo); default 1s, negative:
+	// never.
+	IdleMemo time.Duration
+	// RepairInterval bounds how long a long poll trusts wake-ups alone
+	// before it checks the store (default 2s); while the transport is
+	// degraded it checks every RepairInterval/8.
+	RepairInterval time.Duration
+	Logger         *slog.Logger
 }
 
 // Service implements every SQS action.
@@ -42,6 +55,8 @@ type Service struct {
 	store stores.Store
 	log   *slog.Logger
 	cache *queueCache
+	hub   *wake.Hub
+	idle  *idleMemo
 	// shutdown ends waiting long polls early (with empty results).
 	shutdown chan struct{}
 }
@@ -63,8 +78,17 @@ func New(cfg Config) *Service {
 	if cfg.QueueCacheTTL == 0 {
 		cfg.QueueCacheTTL = time.Second
 	}
+	if cfg.Wakeups == nil {
+		cfg.Wakeups = wake.NewHub(wake.HubOptions{Logger: cfg.Logger})
+	}
+	if cfg.IdleMemo == 0 {
+		cfg.IdleMemo = time.Second
+	}
+	if cfg.RepairInterval <= 0 {
+		cfg.RepairInterval = 2 * time.Second
+	}
 	return &Service{cfg: cfg, store: cfg.Store, log: cfg.Logger, cache: newQueueCache(cfg.QueueCacheTTL),
-		shutdown: make(chan struct{})}
+		hub: cfg.Wakeups, idle: newIdleMemo(cfg.IdleMemo, cfg.Wakeups), shutdown: make(chan struct{})}
 }
 
 type baseKey struct{}

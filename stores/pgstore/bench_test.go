@@ -61,15 +61,11 @@ func BenchmarkStandardBatch10(b *testing.B)   { benchLifecycles(b, false, 10) }
 
 // benchEmptyReceives measures a short-poll receive that finds nothing
 // while 64 messages (in 64 groups, on a FIFO queue) are in flight: the
-// common case of consumers that outpace producers. With memo, receives
-// after the first are answered by the idle memo (no round trip); without,
-// each is the database's cost of an empty receive.
-func benchEmptyReceives(b *testing.B, fifo, memo bool) {
+// common case of consumers that outpace producers, and the database's cost
+// of an empty receive (the service's idle memo answers most of them).
+func benchEmptyReceives(b *testing.B, fifo bool) {
 	dsn, schema := newSchema(b)
 	opts := Options{Schema: schema, Logger: quietLogger(), MaxConns: 8}
-	if !memo {
-		opts.IdleMemo = -1
-	}
 	s, err := Open(context.Background(), dsn, opts)
 	if err != nil {
 		b.Fatal(err)
@@ -115,7 +111,5 @@ func benchEmptyReceives(b *testing.B, fifo, memo bool) {
 	}
 }
 
-func BenchmarkFIFOEmptyReceive(b *testing.B)           { benchEmptyReceives(b, true, true) }
-func BenchmarkFIFOEmptyReceiveNoMemo(b *testing.B)     { benchEmptyReceives(b, true, false) }
-func BenchmarkStandardEmptyReceive(b *testing.B)       { benchEmptyReceives(b, false, true) }
-func BenchmarkStandardEmptyReceiveNoMemo(b *testing.B) { benchEmptyReceives(b, false, false) }
+func BenchmarkFIFOEmptyReceive(b *testing.B)     { benchEmptyReceives(b, true) }
+func BenchmarkStandardEmptyReceive(b *testing.B) { benchEmptyReceives(b, false) }

@@ -189,9 +189,6 @@ func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fif
 		return nil, err
 	}
 	if len(res.Messages) > 0 {
-		if p.VisibilityTimeout <= 0 {
-			s.wake(p.QueueName) // still visible
-		}
 		s.changed(len(res.Messages))
 		return res, nil
 	}
@@ -205,29 +202,7 @@ func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fif
 	return res, nil
 }
 
-// MessageClaim claims, or answers from the idle memo: a receive on the
-// database clock, without an attempt id, right after another found
-// nothing and before anything changed.
 func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
-	memo := p.Now.IsZero() && p.AttemptID == "" && p.QueueID != "" && p.Max > 0
-	if !memo {
-		return s.claimNow(ctx, p)
-	}
-	start := time.Now()
-	if !p.Verify {
-		if next, ok := s.idle.answer(p.QueueName, p.QueueID, start); ok {
-			return &stores.MessageClaimResult{NextChange: next}, nil
-		}
-	}
-	from := s.idle.begin()
-	res, err := s.claimNow(ctx, p)
-	if err == nil && len(res.Messages) == 0 {
-		s.idle.remember(p.QueueName, p.QueueID, from, start, res.NextChange)
-	}
-	return res, err
-}
-
-func (s *Store) claimNow(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
 	sweep := s.sweepDue(p.QueueName+"\x00"+p.QueueID, p.Now)
 	if fifo, ok := s.fifoOf(p.QueueID); ok && (fifo || !sweep) && p.QueueID != "" && p.Max > 0 && p.AttemptID == "" &&
 		(p.Redrive == nil || p.Redrive.MaxReceiveCount <= 0 || p.Redrive.QueueName == p.QueueName) {
@@ -257,7 +232,7 @@ func (s *Store) claimNow(ctx context.Context, p *stores.MessageClaimParams) (*st
 			}
 		}
 		if !replayed && p.Max > 0 {
-			if got, err = t.claim(ctx, q, p, until, after, sweep); err != nil {
+			if got, res.Redriven, err = t.claim(ctx, q, p, until, after, sweep); err != nil {
 				return err
 			}
 			if q.fifo && p.AttemptID != "" && p.AttemptWindow > 0 && len(got) > 0 {
@@ -273,9 +248,6 @@ func (s *Store) claimNow(ctx context.Context, p *stores.MessageClaimParams) (*st
 					return err
 				}
 			}
-		}
-		if vt == 0 && len(got) > 0 {
-			t.wake(q.name) // still visible
 		}
 		res.Messages = got
 		if len(got) > 0 {
@@ -303,9 +275,10 @@ func (s *Store) claimNow(ctx context.Context, p *stores.MessageClaimParams) (*st
 	return res, nil
 }
 
-// claim hands out up to p.Max messages under a new delivery (p.Token).
-// With sweep, a FIFO claim sweeps expired messages first.
-func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimParams, until time.Time, after any, sweep bool) ([]stores.ClaimedMessage, error) {
+// claim hands out up to p.Max messages under a new delivery (p.Token), and
+// says how many it moved to the dead-letter queue instead. With sweep, a
+// FIFO claim sweeps expired messages first.
+func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimParams, until time.Time, after any, sweep bool) (got []stores.ClaimedMessage, redriven int, err error) {
 	maxRC := math.MaxInt32
 	var dlq *queueRow
 	if r := p.Redrive; r != nil && r.MaxReceiveCount > 0 && r.QueueName != q.name {
@@ -314,25 +287,20 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 		case err == nil:
 			dlq, maxRC = d, r.MaxReceiveCount
 		case !errors.Is(err, stores.ErrQueueNotFound):
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	var got []stores.ClaimedMessage
 	taken := []string{} // groups (FIFO) or messages (standard) this claim took
 	for round := 0; round < 8 && len(got) < p.Max; round++ {
 		want := p.Max - len(got)
 		var rows []claimRow
-		var err error
 		if q.fifo {
 			rows, err = t.claimRows(ctx, true, fifoClaimSQL, q.id, t.now, after, want, until, p.Token, maxRC, taken, sweep && round == 0)
-			if err != nil {
-				return nil, err
-			}
 		} else {
 			rows, err = t.claimRows(ctx, false, standardClaimSQL, q.id, t.now, after, want, until, p.Token, maxRC, taken)
-			if err != nil {
-				return nil, err
-			}
+		}
+		if err != nil {
+			return nil, 0, err
 		}
 		var redrive []string
 		for _, r := range rows {
@@ -352,19 +320,18 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 		}
 		if len(redrive) > 0 {
 			if err := t.moveInto(ctx, q, redrive, dlq, q.name); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
-			// What stood behind the moved messages may be receivable now,
-			// also when the rounds run out: wake the queue (this also keeps
-			// the idle memo from remembering this claim as empty).
-			t.wake(q.name)
+			// What stood behind the moved messages may be receivable now:
+			// another round.
+			redriven += len(redrive)
 			continue
 		}
 		// Standard: SKIP LOCKED gave what there is. FIFO: sluice_fifo_claim
 		// went through every available group.
 		break
 	}
-	return got, nil
+	return got, redriven, nil
 }
 
 // replay repeats an earlier claim with the same attempt id when it is within

@@ -40,7 +40,7 @@ func TestExpiredHeadSkippedByAClaimIsStillSwept(t *testing.T) {
 	// As if this instance had just swept: the claim must not sweep first.
 	v, _ := s.lastSweep.LoadOrStore(q.Name+"\x00"+q.ID, new(atomic.Int64))
 	v.(*atomic.Int64).Store(time.Now().UnixNano())
-	got := claimOne(t, s, q, true)
+	got := claimOne(t, s, q)
 	if len(got) != 1 || got[0].ID != fresh.ID {
 		t.Fatalf("claimed %+v, want the fresh message only", got)
 	}

@@ -311,7 +311,6 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 		return s.pool.SendBatch(ctx, b).Close()
 	})
 	if stored > 0 {
-		s.wakeN(p.QueueName, stored) // after the commit
 		s.changed(stored)
 	}
 	if err != nil {
@@ -458,9 +457,6 @@ func (s *Store) deleteNow(ctx context.Context, p *stores.MessageDeleteParams) ([
 				deleted++
 			}
 		}
-		if *fifo && deleted > 0 {
-			s.wakeN(p.QueueName, deleted) // a group's next message may be receivable
-		}
 		s.changed(deleted)
 		return nil
 	})
@@ -507,11 +503,9 @@ func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageCh
 				return err
 			}
 		}
-		if !until.After(t.now) || until.Before(d.visibleAt) {
-			// Receivable now, or sooner than the waiting receives and the
-			// idle memos were told (their NextChange).
-			t.wake(d.queueName)
-		}
+		// Receivable sooner than waiting receives were told (their
+		// NextChange): the service wakes them.
+		res.Earlier = until.Before(d.visibleAt)
 		return nil
 	})
 	if err != nil {
@@ -606,14 +600,13 @@ func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *qu
 			return err
 		}
 	}
-	t.wake(dst.name)
 	return nil
 }
 
 func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*stores.MessageMoveResult, error) {
 	var res *stores.MessageMoveResult
 	err := s.run(ctx, func(t *txn) error {
-		res = &stores.MessageMoveResult{}
+		res = &stores.MessageMoveResult{MovedTo: map[string]int{}}
 		src, err := t.queue(ctx, p.FromName, p.FromID, p.Now, lockKeyShare)
 		if err != nil {
 			return err
@@ -698,6 +691,7 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 				if err := t.moveInto(ctx, src, byDest[name], to, ""); err != nil {
 					return err
 				}
+				res.MovedTo[name] += len(byDest[name])
 			}
 		}
 		return t.QueryRow(ctx, `SELECT count(*) FROM messages WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3`,

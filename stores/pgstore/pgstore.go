@@ -21,19 +21,13 @@
 // database's clock (now(), the transaction's start); otherwise every
 // comparison uses the given Now.
 //
-// Wake-ups: after a write that may make a queue receivable commits, the
-// Store wakes its own subscribers at once and queues the queue's name for
-// the notifier, which sends pg_notify on the store's channel for other
-// instances, coalesced, in its own transaction. (A transaction that issues
-// NOTIFY holds a cluster-wide lock through its commit, so notifying inside
-// every send or delete would serialize them on the WAL flush.) One listening
-// connection per Store fans notifications out to Subscribe channels.
+// Wake-ups are not the store's: the service publishes them through a
+// stores/wake transport; stores/wake/pgnotify (LISTEN/NOTIFY on the same
+// database) is the usual one with this store.
 package pgstore
 
 import (
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,10 +56,6 @@ type Options struct {
 	// missing); every connection's search_path is set to it. Empty means the
 	// connection's default (normally public).
 	Schema string
-	// Channel is the LISTEN/NOTIFY channel; default "sluice_wake", with
-	// "_<schema>" appended when Schema is set, so stores in different
-	// schemas of one database do not wake each other.
-	Channel string
 	// MaxConns overrides the pool size. The default is pool_max_conns from
 	// the DSN, else DefaultMaxConns.
 	MaxConns int32
@@ -80,17 +70,12 @@ type Options struct {
 	// store's pooled connections (warnings, and auto_explain's plans when a
 	// test or an operator turns it on); by default they are dropped.
 	OnNotice func(*pgconn.Notice)
-	// IdleMemo is how long at most a receive that found nothing answers
-	// for the queue's next receives in this instance (see idleMemo);
-	// default 1 s, negative: never (every receive reads the database).
-	IdleMemo time.Duration
 }
 
 // Store is a stores.Store on PostgreSQL. It is safe for concurrent use.
 type Store struct {
 	pool    *pgxpool.Pool
 	log     *slog.Logger
-	channel string
 	retries int
 
 	lastSweep sync.Map // queue incarnation → *atomic.Int64, UnixNano of its last sweep here
@@ -100,38 +85,24 @@ type Store struct {
 	sends   *combiner[*stores.MessageSendParams, *stores.MessageSendResult]
 	deletes *combiner[*stores.MessageDeleteParams, []stores.ReceiptOutcome]
 
-	idle *idleMemo // queues known to have nothing to receive
-
-	subMu sync.Mutex
-	subs  map[string]map[*subscription]struct{}
-
-	stopListen context.CancelFunc
-	listenDone chan struct{}
+	stopBackground context.CancelFunc
 
 	// fifoByID caches whether a queue incarnation is FIFO (it never
 	// changes), so that claims can take the one-statement path.
 	fifoByID sync.Map
-
-	notifyMu      sync.Mutex
-	notifyPending map[string]int // queue → subscribers to wake per instance, 0: all
-	// instance names this Store in its notifications, so that its
-	// listener skips its own (it woke its own subscribers at commit).
-	instance   string
-	notifyKick chan struct{}
 
 	changes        atomic.Int64 // rows changed, for the vacuumer
 	vacuums        atomic.Int64 // passes run, for tests
 	vacuumInterval time.Duration
 	vacuumDone     chan struct{}
 
-	notifyDone chan struct{}
-	closeOnce  sync.Once
+	closeOnce sync.Once
 }
 
 var _ stores.Store = (*Store)(nil)
 
 // Open connects, applies the schema migrations (safe when several instances
-// start at once) and starts the listener.
+// start at once) and starts the vacuumer.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -151,18 +122,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.MaxRetries <= 0 {
 		opts.MaxRetries = 8
 	}
-	if opts.IdleMemo == 0 {
-		opts.IdleMemo = time.Second
-	}
 	if opts.VacuumInterval == 0 {
 		opts.VacuumInterval = vacuumEvery
-	}
-	channel := opts.Channel
-	if channel == "" {
-		channel = "sluice_wake"
-		if opts.Schema != "" {
-			channel += "_" + opts.Schema
-		}
 	}
 	if opts.OnNotice != nil {
 		onNotice := opts.OnNotice
@@ -183,47 +144,17 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		pool:    pool,
-		log:     opts.Logger,
-		channel: channel,
-		retries: opts.MaxRetries,
-		subs:    map[string]map[*subscription]struct{}{},
-
-		idle:           newIdleMemo(opts.IdleMemo),
-		notifyPending:  map[string]int{},
+		pool:           pool,
+		log:            opts.Logger,
+		retries:        opts.MaxRetries,
 		vacuumInterval: opts.VacuumInterval,
 		vacuumDone:     make(chan struct{}),
-		instance:       randomHex(8),
-		notifyKick:     make(chan struct{}, 1),
-		notifyDone:     make(chan struct{}),
 	}
 	s.sends = newCombiner(combineLimit, maxCombinedMessages, s.sendCombined)
 	s.deletes = newCombiner(combineLimit, maxCombinedReceipts, s.deleteCombined)
-	lctx, cancel := context.WithCancel(context.Background())
-	s.stopListen = cancel
-	s.listenDone = make(chan struct{})
-	ready := make(chan error, 1)
-	go s.listen(lctx, cfg.ConnConfig.Copy(), ready)
-	go s.notifier(lctx)
-	go s.vacuumer(lctx)
-	select {
-	case err := <-ready:
-		if err != nil {
-			cancel()
-			<-s.listenDone
-			<-s.notifyDone
-			<-s.vacuumDone
-			pool.Close()
-			return nil, err
-		}
-	case <-ctx.Done():
-		cancel()
-		<-s.listenDone
-		<-s.notifyDone
-		<-s.vacuumDone
-		pool.Close()
-		return nil, ctx.Err()
-	}
+	bctx, cancel := context.WithCancel(context.Background())
+	s.stopBackground = cancel
+	go s.vacuumer(bctx)
 	return s, nil
 }
 
@@ -247,12 +178,10 @@ func ensureSchema(ctx context.Context, cc *pgx.ConnConfig, schema string) error 
 // Pool is the store's connection pool (for tools and tests).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
-// Close stops the listener and closes the pool.
+// Close stops the vacuumer and closes the pool.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.stopListen()
-		<-s.listenDone
-		<-s.notifyDone
+		s.stopBackground()
 		<-s.vacuumDone
 		s.pool.Close()
 	})
@@ -264,20 +193,8 @@ func (s *Store) Close() error {
 // txn is one attempt of one Store method.
 type txn struct {
 	pgx.Tx
-	s      *Store
-	now    time.Time
-	notify []string
-}
-
-// wake records that a queue may have become receivable; after the commit,
-// local subscribers are woken and other instances are told (notifyOthers).
-func (t *txn) wake(name string) {
-	for _, n := range t.notify {
-		if n == name {
-			return
-		}
-	}
-	t.notify = append(t.notify, name)
+	s   *Store
+	now time.Time
 }
 
 // run executes fn in a transaction, retrying on serialization failures and
@@ -285,11 +202,7 @@ func (t *txn) wake(name string) {
 func (s *Store) run(ctx context.Context, fn func(t *txn) error) error {
 	var err error
 	for attempt := 0; ; attempt++ {
-		var notify []string
-		notify, err = s.runOnce(ctx, fn)
-		if err == nil {
-			s.fanOut(notify) // local subscribers learn at once
-			s.notifyOthers(notify)
+		if err = s.runOnce(ctx, fn); err == nil {
 			return nil
 		}
 		if !retryable(err) || attempt >= s.retries || ctx.Err() != nil {
@@ -331,27 +244,10 @@ func (s *Store) retry(ctx context.Context, fn func() error) error {
 	}
 }
 
-// wake tells subscribers, here and (through the notifier) elsewhere, that
-// a queue may have become receivable; call it after the commit.
-func (s *Store) wake(name string) { s.wakeN(name, 0) }
-
-// wakeN wakes n subscribers of the queue here and n in every other instance
-// (0: all): n messages became receivable.
-func (s *Store) wakeN(name string, n int) {
-	s.fanOutN(name, n)
-	s.notifyOthersN(name, n)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = crand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-func (s *Store) runOnce(ctx context.Context, fn func(t *txn) error) (notify []string, err error) {
+func (s *Store) runOnce(ctx context.Context, fn func(t *txn) error) (err error) {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	t := &txn{Tx: tx, s: s}
 	defer func() {
@@ -360,12 +256,9 @@ func (s *Store) runOnce(ctx context.Context, fn func(t *txn) error) (notify []st
 		}
 	}()
 	if err = fn(t); err != nil {
-		return nil, err
+		return err
 	}
-	if err = tx.Commit(ctx); err != nil {
-		return nil, err
-	}
-	return t.notify, nil
+	return tx.Commit(ctx)
 }
 
 func retryable(err error) bool {

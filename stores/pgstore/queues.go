@@ -200,7 +200,6 @@ func (s *Store) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) er
 		if err := t.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		t.wake(q.name) // long polls find out
 		return nil
 	})
 }

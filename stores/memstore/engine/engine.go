@@ -55,8 +55,6 @@ type Engine struct {
 	names  []string // queue names, sorted
 	tombs  map[string]*TombstoneRecord
 	tasks  map[string]*TaskRecord
-
-	subs notifier
 }
 
 // New returns an empty engine. c may be nil.
@@ -66,7 +64,6 @@ func New(c Committer) *Engine {
 		queues:    map[string]*queue{},
 		tombs:     map[string]*TombstoneRecord{},
 		tasks:     map[string]*TaskRecord{},
-		subs:      notifier{subs: map[string]map[*subscription]struct{}{}},
 	}
 }
 
@@ -170,7 +167,6 @@ type tx struct {
 	e        *Engine
 	now      time.Time
 	changes  []Change
-	notify   []string
 	counters []*queue // queues whose sequence counter moved
 }
 
@@ -184,7 +180,7 @@ func normNow(now time.Time) time.Time {
 }
 
 // run executes fn as one operation: under the lock, then hands the change
-// list to the committer, then waits for it outside the lock, then notifies.
+// list to the committer, then waits for it outside the lock.
 func (e *Engine) run(ctx context.Context, now time.Time, fn func(t *tx) error) error {
 	if ctx != nil {
 		if err := ctx.Err(); err != nil {
@@ -199,9 +195,6 @@ func (e *Engine) run(ctx context.Context, now time.Time, fn func(t *tx) error) e
 		if werr := wait(); werr != nil {
 			return werr
 		}
-	}
-	for _, name := range t.notify {
-		e.subs.notify(name)
 	}
 	return err
 }
@@ -238,12 +231,6 @@ func (t *tx) put(r Record) {
 
 func (t *tx) del(r Record) {
 	t.changes = append(t.changes, Change{Kind: r.Kind(), Key: r.Key()})
-}
-
-func (t *tx) notifyQueue(name string) {
-	if !slices.Contains(t.notify, name) {
-		t.notify = append(t.notify, name)
-	}
 }
 
 // queue finds a queue by name and incarnation and brings its partitions up

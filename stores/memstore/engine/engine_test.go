@@ -487,6 +487,7 @@ func TestRedriveInClaim(t *testing.T) {
 	// Third receive: m1 and m2 are moved, m3 is returned.
 	got := f.claim("src", at(80*sec), 10, "T3", claimOpt{redrive: rd})
 	eq(t, "r3", ids(got), []string{"m3"})
+	eq(t, "redriven reported", got.Redriven, 2)
 	eq(t, "src stats", f.stats("src", at(80*sec)), stores.QueueStats{InFlight: 1})
 	eq(t, "dlq stats", f.stats("dlq.fifo", at(80*sec)), stores.QueueStats{Visible: 2})
 	// The old receipt is gone.
@@ -546,7 +547,7 @@ func TestReceiptOutcomes(t *testing.T) {
 	eq(t, "expired, applied", cv("T1", at(11*time.Hour), 2*time.Hour, true), stores.MessageChangeVisibilityResult{Outcome: stores.ReceiptExpired, TooLong: true})
 	eq(t, "expired, applied", cv("T1", at(11*time.Hour), time.Hour-1, true), stores.MessageChangeVisibilityResult{Outcome: stores.ReceiptExpired})
 	eq(t, "in flight again", f.stats("q", at(11*time.Hour)), stores.QueueStats{InFlight: 1})
-	eq(t, "visible now", cv("T1", at(11*time.Hour+sec), 0, false), stores.MessageChangeVisibilityResult{Outcome: stores.ReceiptCurrent})
+	eq(t, "visible now", cv("T1", at(11*time.Hour+sec), 0, false), stores.MessageChangeVisibilityResult{Outcome: stores.ReceiptCurrent, Earlier: true})
 	eq(t, "visible", f.stats("q", at(11*time.Hour+sec)), stores.QueueStats{Visible: 1})
 
 	// Expired: delete keeps with KeepExpired, deletes without.
@@ -678,8 +679,8 @@ func TestMessageMove(t *testing.T) {
 		f.check()
 		return *r
 	}
-	eq(t, "first", mv("", 2), stores.MessageMoveResult{Moved: 2, Remaining: 3})
-	eq(t, "rest", mv("", 10), stores.MessageMoveResult{Moved: 1, Failed: 2, Remaining: 2})
+	eq(t, "first", mv("", 2), stores.MessageMoveResult{Moved: 2, MovedTo: map[string]int{"a": 1, "b.fifo": 1}, Remaining: 3})
+	eq(t, "rest", mv("", 10), stores.MessageMoveResult{Moved: 1, MovedTo: map[string]int{"b.fifo": 1}, Failed: 2, Remaining: 2})
 
 	a := f.claim("a", at(50*sec), 10, "X", claimOpt{})
 	eq(t, "back in a", ids(a), []string{"a2"})
@@ -691,7 +692,7 @@ func TestMessageMove(t *testing.T) {
 	eq(t, "new seq", b.Messages[0].SequenceNumber, "10000000000000000002")
 
 	// Explicit destination.
-	eq(t, "explicit", mv("a", 10), stores.MessageMoveResult{Moved: 2})
+	eq(t, "explicit", mv("a", 10), stores.MessageMoveResult{Moved: 2, MovedTo: map[string]int{"a": 2}})
 	eq(t, "in a", f.claimIDs("a", at(50*sec), 10, "Y"), []string{"gone1", "gone2"})
 	if _, err := f.e.MessageMove(ctx, &stores.MessageMoveParams{FromName: "dlq", ToName: "nope", Max: 1}); !errors.Is(err, stores.ErrQueueNotFound) {
 		t.Fatalf("missing destination: %v", err)
@@ -753,41 +754,29 @@ func TestMoveTasks(t *testing.T) {
 	f.check()
 }
 
-// ---- subscriptions, copies
+// ---- what results report for wake-ups, copies
 
-func TestSubscribe(t *testing.T) {
+// A visibility change reports Earlier exactly when the message becomes
+// visible sooner than it would have: the service wakes receivers then.
+func TestVisibilityChangeReportsEarlier(t *testing.T) {
 	f := newFixture(t)
 	f.queue("q", false)
-	hint, cancel := f.e.Subscribe("q")
-	other, cancel2 := f.e.Subscribe("other")
-	defer cancel2()
 	f.send("q", t0, "a")
-	f.send("q", t0, "b") // coalesces, never blocks
-	select {
-	case <-hint:
-	default:
-		t.Fatal("no hint after send")
+	f.claimIDs("q", t0, 1, "T") // visible again at t0+30s
+	change := func(now time.Time, d time.Duration) *stores.MessageChangeVisibilityResult {
+		t.Helper()
+		r, err := f.e.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{QueueName: "q", MessageID: "a",
+			Token: "T", Timeout: d, ApplyExpired: true, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.check()
+		return r
 	}
-	select {
-	case <-other:
-		t.Fatal("hint for another queue")
-	default:
-	}
-	f.claimIDs("q", t0, 1, "T")
-	select {
-	case <-hint:
-		t.Fatal("hint after a claim")
-	default:
-	}
-	_, _ = f.e.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{QueueName: "q", MessageID: "a", Token: "T", Now: t0})
-	select {
-	case <-hint:
-	default:
-		t.Fatal("no hint after visibility reset")
-	}
-	cancel()
-	cancel()
-	f.send("q", t0, "c")
+	eq(t, "extended", change(t0, time.Minute).Earlier, false)
+	eq(t, "shortened", change(t0, 10*sec).Earlier, true)
+	eq(t, "reset", change(at(sec), 0).Earlier, true)
+	eq(t, "already visible, extended", change(at(2*sec), 0).Earlier, false)
 }
 
 func TestReturnedMessagesAreCopies(t *testing.T) {

@@ -16,7 +16,6 @@ func (e *Engine) MessageSend(ctx context.Context, p *stores.MessageSendParams) (
 			return err
 		}
 		res = &stores.MessageSendResult{Results: make([]stores.SendResult, len(p.Messages))}
-		stored := false
 		for i := range p.Messages {
 			nm := &p.Messages[i]
 			dedup := q.fifo && nm.DedupID != ""
@@ -60,10 +59,6 @@ func (e *Engine) MessageSend(ctx context.Context, p *stores.MessageSendParams) (
 				})
 			}
 			res.Results[i] = stores.SendResult{MessageID: nm.ID, SequenceNumber: rec.Message.SequenceNumber}
-			stored = true
-		}
-		if stored {
-			t.notifyQueue(q.name)
 		}
 		return nil
 	})
@@ -82,6 +77,7 @@ func (e *Engine) MessageClaim(ctx context.Context, p *stores.MessageClaimParams)
 		}
 		vt := max(p.VisibilityTimeout, 0)
 		var got []*msg
+		redriven := 0
 		token := p.Token
 		if replay := t.replay(q, p); replay != nil {
 			got, token = replay, q.attempts[p.AttemptID].rec.Token
@@ -100,9 +96,9 @@ func (e *Engine) MessageClaim(ctx context.Context, p *stores.MessageClaimParams)
 				})
 			}
 			if q.fifo {
-				got = t.claimFIFO(q, p, claim)
+				got, redriven = t.claimFIFO(q, p, claim)
 			} else {
-				got = t.claimStandard(q, p, claim)
+				got, redriven = t.claimStandard(q, p, claim)
 			}
 			if q.fifo && p.AttemptID != "" && len(got) > 0 && p.AttemptWindow > 0 {
 				ids := make([]string, len(got))
@@ -115,10 +111,7 @@ func (e *Engine) MessageClaim(ctx context.Context, p *stores.MessageClaimParams)
 				})
 			}
 		}
-		if vt == 0 && len(got) > 0 {
-			t.notifyQueue(q.name) // still visible
-		}
-		res = &stores.MessageClaimResult{NextChange: q.nextChange()}
+		res = &stores.MessageClaimResult{NextChange: q.nextChange(), Redriven: redriven}
 		for _, m := range got {
 			res.Messages = append(res.Messages, stores.ClaimedMessage{StoredMessage: copyMessage(&m.rec.Message), Token: token})
 		}
@@ -152,13 +145,14 @@ func (t *tx) replay(q *queue, p *stores.MessageClaimParams) []*msg {
 	return got
 }
 
-// claimStandard claims visible messages, oldest first.
-func (t *tx) claimStandard(q *queue, p *stores.MessageClaimParams, claim func(*msg)) []*msg {
-	var got []*msg
+// claimStandard claims visible messages, oldest first. It returns them and
+// how many it redrove.
+func (t *tx) claimStandard(q *queue, p *stores.MessageClaimParams, claim func(*msg)) (got []*msg, redriven int) {
 	for len(got) < p.Max && q.vSeq.Len() > 0 {
 		m := q.vSeq.Top()
 		q.unplace(m) // out of the partitions until the end, so it is seen once
 		if t.redrive(q, m, p.Redrive) {
+			redriven++
 			continue
 		}
 		claim(m)
@@ -167,14 +161,14 @@ func (t *tx) claimStandard(q *queue, p *stores.MessageClaimParams, claim func(*m
 	for _, m := range got {
 		q.place(m)
 	}
-	return got
+	return got, redriven
 }
 
 // claimFIFO claims, from groups taken in the order of their heads, the
 // contiguous run of visible messages from each group's head, stopping at the
-// first message that is in flight or delayed.
-func (t *tx) claimFIFO(q *queue, p *stores.MessageClaimParams, claim func(*msg)) []*msg {
-	var got []*msg
+// first message that is in flight or delayed. It returns them and how many
+// it redrove.
+func (t *tx) claimFIFO(q *queue, p *stores.MessageClaimParams, claim func(*msg)) (got []*msg, redriven int) {
 	var busy []*group
 	for len(got) < p.Max && q.ready.Len() > 0 {
 		g := q.ready.Top()
@@ -184,7 +178,9 @@ func (t *tx) claimFIFO(q *queue, p *stores.MessageClaimParams, claim func(*msg))
 		for m := g.head; m != nil && len(got) < p.Max && m.inV; {
 			next := m.next
 			q.unplace(m)
-			if !t.redrive(q, m, p.Redrive) {
+			if t.redrive(q, m, p.Redrive) {
+				redriven++
+			} else {
 				claim(m)
 				got = append(got, m)
 			}
@@ -200,7 +196,7 @@ func (t *tx) claimFIFO(q *queue, p *stores.MessageClaimParams, claim func(*msg))
 			q.refresh(g)
 		}
 	}
-	return got
+	return got, redriven
 }
 
 // redrive moves m to the dead-letter queue if it was received too often and
@@ -236,7 +232,6 @@ func (t *tx) moveMessage(src *queue, m *msg, dst *queue, adjust func(*MessageRec
 		t.deleteMessage(dst, old)
 	}
 	t.insertMessage(dst, rec)
-	t.notifyQueue(dst.name)
 }
 
 // receipt judges a (message, token) pair at t.now.
@@ -265,11 +260,7 @@ func (e *Engine) MessageDelete(ctx context.Context, p *stores.MessageDeleteParam
 			out := t.receipt(m, r.Token)
 			outs[i] = out
 			if out == stores.ReceiptCurrent || (out == stores.ReceiptExpired && !p.KeepExpired) {
-				g := m.g
 				t.deleteMessage(q, m)
-				if g != nil && g.ready() {
-					t.notifyQueue(q.name) // the group's next message is receivable
-				}
 			}
 		}
 		return nil
@@ -297,10 +288,8 @@ func (e *Engine) MessageChangeVisibility(ctx context.Context, p *stores.MessageC
 			res.TooLong = true
 			return nil
 		}
+		res.Earlier = until.Before(m.rec.VisibleAt)
 		t.updateMessage(q, m, func(r *MessageRecord) { r.VisibleAt = until })
-		if !until.After(t.now) {
-			t.notifyQueue(q.name)
-		}
 		return nil
 	})
 	if err != nil {
@@ -326,7 +315,7 @@ func (e *Engine) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (
 			}
 			t.advance(dst)
 		}
-		res = &stores.MessageMoveResult{}
+		res = &stores.MessageMoveResult{MovedTo: map[string]int{}}
 		var failed []*msg
 		for res.Moved < p.Max && src.vSeq.Len() > 0 {
 			m := src.vSeq.Top()
@@ -351,6 +340,7 @@ func (e *Engine) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (
 				r.Message.DeadLetterSource = ""
 			})
 			res.Moved++
+			res.MovedTo[to.name]++
 		}
 		for _, m := range failed {
 			src.place(m)

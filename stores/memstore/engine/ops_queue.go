@@ -145,7 +145,6 @@ func (e *Engine) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) e
 		}
 		t.deleteQueue(q)
 		t.putTombstone(&TombstoneRecord{Name: q.name, DeletedAt: t.now})
-		t.notifyQueue(q.name) // long polls find out
 		return nil
 	})
 }

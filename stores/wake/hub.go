@@ -1,0 +1,334 @@
+package wake
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultPublishTimeout bounds how long a request waits for its events to
+// reach the transport. Past it the request answers anyway: the events may
+// still go out, or be lost, which costs latency only.
+const DefaultPublishTimeout = 2 * time.Second
+
+// HubOptions configure a Hub.
+type HubOptions struct {
+	// Transport carries events to and from other instances; nil means this
+	// process is the only instance (the in-memory and embedded stores).
+	Transport Transport
+	// PublishTimeout: see DefaultPublishTimeout (the default).
+	PublishTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// Hub fans events out to the long polls waiting in this process and
+// exchanges them with other instances through its Transport. One Hub per
+// process; it is safe for concurrent use.
+type Hub struct {
+	transport      Transport
+	publishTimeout time.Duration
+	log            *slog.Logger
+	degraded       atomic.Bool
+
+	subMu sync.Mutex
+	subs  map[string]map[*subscription]struct{}
+
+	// Wake-up counts, for callers that remember a queue was empty (the
+	// service's idle memo): seq counts deliveries, woke[q] is the seq of
+	// q's last one, all the seq of the last that concerned every queue.
+	seq  uint64
+	all  uint64
+	woke map[string]uint64
+
+	pubMu   sync.Mutex
+	pending *batch // events waiting for the next Publish of the transport
+	sending bool   // a Publish of the transport runs
+
+	lastWarn atomic.Int64 // UnixNano of the last publish failure logged
+
+	stopListen context.CancelFunc
+	listenDone chan struct{}
+	ready      chan struct{} // closed at the transport's first report
+	readyOnce  sync.Once
+	closeOnce  sync.Once
+}
+
+type subscription struct{ ch chan struct{} }
+
+// wokeLimit bounds the woke map; past it every remembered count is reset
+// (as after a reconnect), which only makes memos look again.
+const wokeLimit = 4096
+
+// startWait bounds how long NewHub waits for the transport's first report.
+const startWait = 10 * time.Second
+
+// NewHub returns a Hub and starts listening on its transport, if any. It
+// waits (a few seconds at most) until the transport listens or reports that
+// it cannot yet, so that events published right after are heard.
+func NewHub(opts HubOptions) *Hub {
+	if opts.PublishTimeout <= 0 {
+		opts.PublishTimeout = DefaultPublishTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	h := &Hub{
+		transport:      opts.Transport,
+		publishTimeout: opts.PublishTimeout,
+		log:            opts.Logger,
+		subs:           map[string]map[*subscription]struct{}{},
+		woke:           map[string]uint64{},
+		listenDone:     make(chan struct{}),
+		ready:          make(chan struct{}),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.stopListen = cancel
+	if h.transport == nil {
+		close(h.listenDone)
+		return h
+	}
+	go func() {
+		defer close(h.listenDone)
+		err := h.transport.Listen(ctx, receiver{h})
+		if err != nil && ctx.Err() == nil {
+			h.log.Error("wake: transport stopped listening", "err", err)
+			h.degraded.Store(true)
+		}
+		h.readyOnce.Do(func() { close(h.ready) })
+	}()
+	select {
+	case <-h.ready:
+	case <-time.After(startWait):
+		h.log.Warn("wake: transport has not reported within " + startWait.String() + "; going on")
+	}
+	return h
+}
+
+// Close stops listening and closes the transport.
+func (h *Hub) Close() error {
+	var err error
+	h.closeOnce.Do(func() {
+		h.stopListen()
+		<-h.listenDone
+		if h.transport != nil {
+			err = h.transport.Close()
+		}
+	})
+	return err
+}
+
+// Subscribe returns a channel that receives, without blocking the sender
+// and possibly coalesced, when the queue may have become receivable. Call
+// cancel when done.
+func (h *Hub) Subscribe(queue string) (hint <-chan struct{}, cancel func()) {
+	sub := &subscription{ch: make(chan struct{}, 1)}
+	h.subMu.Lock()
+	set := h.subs[queue]
+	if set == nil {
+		set = map[*subscription]struct{}{}
+		h.subs[queue] = set
+	}
+	set[sub] = struct{}{}
+	h.subMu.Unlock()
+	var once sync.Once
+	return sub.ch, func() {
+		once.Do(func() {
+			h.subMu.Lock()
+			defer h.subMu.Unlock()
+			if set := h.subs[queue]; set != nil {
+				delete(set, sub)
+				if len(set) == 0 {
+					delete(h.subs, queue)
+				}
+			}
+		})
+	}
+}
+
+// Degraded reports whether the transport knows it may be missing other
+// instances' events; long polls then check the store more often.
+func (h *Hub) Degraded() bool { return h.degraded.Load() }
+
+// Mark returns the current wake-up count, to pass to WokeSince later.
+func (h *Hub) Mark() uint64 {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	return h.seq
+}
+
+// WokeSince reports whether the queue may have become receivable since
+// Mark returned mark.
+func (h *Hub) WokeSince(queue string, mark uint64) bool {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	return h.all > mark || h.woke[queue] > mark
+}
+
+// Publish wakes the waiters here at once, then hands the events to the
+// transport and waits until it accepted them, or until the publish timeout.
+// Concurrent calls share transport publishes: while one runs, the events of
+// the others gather into the next. Call it after the commit that made the
+// messages receivable and before answering the request, so that nothing
+// depends on work after the response (a frozen or throttled instance).
+func (h *Hub) Publish(ctx context.Context, events ...Event) {
+	if len(events) == 0 {
+		return
+	}
+	h.deliver(events)
+	if h.transport == nil {
+		return
+	}
+	h.pubMu.Lock()
+	if h.pending == nil {
+		h.pending = newBatch()
+	}
+	b := h.pending
+	b.add(events)
+	h.pubMu.Unlock()
+
+	timer := time.NewTimer(h.publishTimeout)
+	defer timer.Stop()
+	lead := b.lead
+	for {
+		h.pubMu.Lock()
+		if !h.sending && h.pending == b {
+			h.sending, h.pending = true, nil
+			h.pubMu.Unlock()
+			h.send(ctx, b)
+			h.pubMu.Lock()
+			h.sending = false
+			if next := h.pending; next != nil {
+				next.wakeLeader() // one of its callers sends it
+			}
+			h.pubMu.Unlock()
+			return
+		}
+		h.pubMu.Unlock()
+		select {
+		case <-b.done:
+			return
+		case <-lead:
+			lead = nil // once: another caller may have taken the lead
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+func (h *Hub) send(ctx context.Context, b *batch) {
+	defer close(b.done)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.publishTimeout)
+	defer cancel()
+	if err := h.transport.Publish(ctx, b.events()); err != nil {
+		now := time.Now().UnixNano()
+		if last := h.lastWarn.Load(); now-last > int64(10*time.Second) && h.lastWarn.CompareAndSwap(last, now) {
+			h.log.Warn("wake: publish failed; other instances' long polls find out at their next check", "err", err)
+		}
+	}
+}
+
+// deliver wakes Count waiters of each event's queue (all for Count 0).
+// Waiters are tried in map order, so who is woken varies; one whose channel
+// already holds a hint counts as woken.
+func (h *Hub) deliver(events []Event) {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	for _, ev := range events {
+		h.seq++
+		if len(h.woke) >= wokeLimit {
+			clear(h.woke)
+			h.all = h.seq
+		}
+		h.woke[ev.Queue] = h.seq
+		woken := 0
+		for sub := range h.subs[ev.Queue] {
+			select {
+			case sub.ch <- struct{}{}:
+			default:
+			}
+			woken++
+			if ev.Count > 0 && woken >= ev.Count {
+				break
+			}
+		}
+	}
+}
+
+// wakeAll wakes every waiter of every queue: events may have been lost.
+func (h *Hub) wakeAll() {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	h.seq++
+	h.all = h.seq
+	clear(h.woke)
+	for _, set := range h.subs {
+		for sub := range set {
+			select {
+			case sub.ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// receiver is the Hub as its transport sees it.
+type receiver struct{ h *Hub }
+
+func (r receiver) Deliver(events []Event) { r.h.deliver(events) }
+
+func (r receiver) Degraded(degraded bool) {
+	r.h.readyOnce.Do(func() { close(r.h.ready) })
+	was := r.h.degraded.Swap(degraded)
+	switch {
+	case degraded && !was:
+		r.h.log.Warn("wake: transport degraded; long polls check the store more often")
+	case !degraded && was:
+		r.h.log.Info("wake: transport recovered")
+		r.h.wakeAll()
+	}
+}
+
+// batch is the events of one transport publish, merged by queue.
+type batch struct {
+	counts map[string]int // 0: every waiter
+	order  []string
+	done   chan struct{} // closed when published (or failed)
+	lead   chan struct{} // closed when one of its callers should send it
+	led    bool
+}
+
+func newBatch() *batch {
+	return &batch{counts: map[string]int{}, done: make(chan struct{}), lead: make(chan struct{})}
+}
+
+func (b *batch) add(events []Event) {
+	for _, ev := range events {
+		prev, ok := b.counts[ev.Queue]
+		switch {
+		case !ok:
+			b.order = append(b.order, ev.Queue)
+			b.counts[ev.Queue] = ev.Count
+		case prev == 0 || ev.Count == 0:
+			b.counts[ev.Queue] = 0
+		default:
+			b.counts[ev.Queue] = prev + ev.Count
+		}
+	}
+}
+
+func (b *batch) events() []Event {
+	out := make([]Event, len(b.order))
+	for i, q := range b.order {
+		out[i] = Event{Queue: q, Count: b.counts[q]}
+	}
+	return out
+}
+
+func (b *batch) wakeLeader() {
+	if !b.led {
+		b.led = true
+		close(b.lead)
+	}
+}

@@ -1,0 +1,195 @@
+package wake
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func drain(chans []<-chan struct{}) int {
+	n := 0
+	for _, ch := range chans {
+		select {
+		case <-ch:
+			n++
+		default:
+		}
+	}
+	return n
+}
+
+// An event of Count n reaches n of the queue's waiters (one already holding
+// a hint counts), Count 0 reaches all, and other queues' waiters none.
+func TestPublishWakesCountedWaiters(t *testing.T) {
+	h := NewHub(HubOptions{})
+	defer h.Close()
+	var chans []<-chan struct{}
+	for range 4 {
+		ch, cancel := h.Subscribe("q")
+		defer cancel()
+		chans = append(chans, ch)
+	}
+	other, cancel := h.Subscribe("other")
+	defer cancel()
+	ctx := context.Background()
+	h.Publish(ctx, Event{Queue: "q", Count: 1})
+	if got := drain(chans); got != 1 {
+		t.Errorf("count 1: %d waiters woken", got)
+	}
+	h.Publish(ctx, Event{Queue: "q", Count: 2})
+	h.Publish(ctx, Event{Queue: "q", Count: 2}) // the two holding hints count
+	if got := drain(chans); got < 2 || got > 4 {
+		t.Errorf("count 2 twice: %d waiters woken", got)
+	}
+	h.Publish(ctx, Event{Queue: "q"})
+	if got := drain(chans); got != 4 {
+		t.Errorf("count 0: %d of 4 waiters woken", got)
+	}
+	h.Publish(ctx, Event{Queue: "q", Count: 10})
+	if got := drain(chans); got != 4 {
+		t.Errorf("count 10 of 4: %d woken", got)
+	}
+	select {
+	case <-other:
+		t.Error("an event of q reached a waiter of another queue")
+	default:
+	}
+}
+
+func TestMarkAndWokeSince(t *testing.T) {
+	h := NewHub(HubOptions{})
+	defer h.Close()
+	m := h.Mark()
+	if h.WokeSince("q", m) {
+		t.Fatal("woken before any event")
+	}
+	h.Publish(context.Background(), Event{Queue: "other", Count: 1})
+	if h.WokeSince("q", m) {
+		t.Fatal("an event of another queue counted")
+	}
+	h.Publish(context.Background(), Event{Queue: "q", Count: 1})
+	if !h.WokeSince("q", m) || h.WokeSince("q", h.Mark()) {
+		t.Fatal("WokeSince does not follow the event")
+	}
+	m = h.Mark()
+	receiver{h}.Degraded(true)
+	receiver{h}.Degraded(false) // recovered: events may have been lost
+	if !h.WokeSince("q", m) || !h.WokeSince("never-seen", m) {
+		t.Fatal("a recovery does not count as a wake-up of every queue")
+	}
+}
+
+// slowTransport records its publishes; each takes a while, so that others
+// arrive meanwhile.
+type slowTransport struct {
+	mu      sync.Mutex
+	batches [][]Event
+	running atomic.Int32
+	overlap atomic.Bool
+	fail    bool
+}
+
+func (s *slowTransport) Publish(ctx context.Context, evs []Event) error {
+	if s.running.Add(1) > 1 {
+		s.overlap.Store(true)
+	}
+	defer s.running.Add(-1)
+	time.Sleep(20 * time.Millisecond)
+	s.mu.Lock()
+	s.batches = append(s.batches, evs)
+	s.mu.Unlock()
+	if s.fail {
+		return errors.New("broker down")
+	}
+	return nil
+}
+
+func (s *slowTransport) Listen(ctx context.Context, r Receiver) error {
+	r.Degraded(false)
+	<-ctx.Done()
+	return nil
+}
+
+func (s *slowTransport) Close() error { return nil }
+
+// Concurrent publishes share transport publishes, one at a time, and every
+// event reaches the transport with its counts added up by queue.
+func TestPublishesCoalesce(t *testing.T) {
+	tr := &slowTransport{}
+	h := NewHub(HubOptions{Transport: tr})
+	defer h.Close()
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() { h.Publish(context.Background(), Event{Queue: "q", Count: 1}) })
+	}
+	wg.Wait()
+	if tr.overlap.Load() {
+		t.Error("the transport was called concurrently")
+	}
+	total := 0
+	for _, b := range tr.batches {
+		for _, ev := range b {
+			if ev.Queue != "q" {
+				t.Errorf("event of queue %q", ev.Queue)
+			}
+			total += ev.Count
+		}
+	}
+	if total != 50 {
+		t.Errorf("the transport carried a count of %d, want 50", total)
+	}
+	if len(tr.batches) >= 50 || len(tr.batches) < 1 {
+		t.Errorf("%d transport publishes for 50 concurrent events: none coalesced", len(tr.batches))
+	}
+}
+
+// A transport that fails costs the caller nothing but the wait.
+func TestPublishFailureDoesNotFailTheCaller(t *testing.T) {
+	tr := &slowTransport{fail: true}
+	h := NewHub(HubOptions{Transport: tr, PublishTimeout: time.Second})
+	defer h.Close()
+	ch, cancel := h.Subscribe("q")
+	defer cancel()
+	h.Publish(context.Background(), Event{Queue: "q", Count: 1})
+	select {
+	case <-ch:
+	default:
+		t.Fatal("the local waiter was not woken")
+	}
+}
+
+func TestBatchAddsCounts(t *testing.T) {
+	b := newBatch()
+	b.add([]Event{{"a", 1}, {"b", 2}, {"a", 3}})
+	b.add([]Event{{"b", 0}, {"b", 5}})
+	got := b.events()
+	want := []Event{{"a", 4}, {"b", 0}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("batch = %v, want %v", got, want)
+	}
+}
+
+// A Loopback delivers what one member publishes to every other member,
+// not back to the publisher.
+func TestLoopback(t *testing.T) {
+	lb := NewLoopback()
+	a := NewHub(HubOptions{Transport: lb.Join()})
+	defer a.Close()
+	b := NewHub(HubOptions{Transport: lb.Join()})
+	defer b.Close()
+	chB, cancelB := b.Subscribe("q")
+	defer cancelB()
+	m := a.Mark()
+	a.Publish(context.Background(), Event{Queue: "q", Count: 1})
+	select {
+	case <-chB:
+	default:
+		t.Fatal("b did not hear a's event")
+	}
+	if !a.WokeSince("q", m) {
+		t.Fatal("a's own event did not count locally")
+	}
+}

@@ -1,0 +1,176 @@
+// Package pgnotify is a wake.Transport over PostgreSQL LISTEN/NOTIFY: the
+// default for the PostgreSQL store, whose instances already share a
+// database. Any store can use it when a PostgreSQL is at hand.
+//
+// Each instance holds one listening connection and publishes through a
+// small pool. A NOTIFY is sent in a transaction of its own that does not
+// wait for its commit to reach disk: a transaction that issues NOTIFY holds
+// a cluster-wide lock through its commit, so notifying inside every send's
+// transaction would serialize the sends on the WAL flush; off them and
+// without a flush, the lock is held for microseconds. A crash may lose a
+// hint, which costs latency only.
+package pgnotify
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/sluicehq/sluice/stores/wake"
+)
+
+// DefaultChannel is the channel when Options.Channel is empty.
+const DefaultChannel = "sluice_wake"
+
+// Options configure a Transport.
+type Options struct {
+	// Channel is the LISTEN/NOTIFY channel. Instances that should wake each
+	// other use the same one; stores in different schemas of one database
+	// use different ones (the PostgreSQL store's default appends
+	// "_<schema>").
+	Channel string
+	Logger  *slog.Logger
+}
+
+// Transport is a wake.Transport on one PostgreSQL database.
+type Transport struct {
+	pool     *pgxpool.Pool
+	conn     *pgx.ConnConfig
+	channel  string
+	instance string // names this instance's notifications, so it skips its own
+	log      *slog.Logger
+}
+
+var _ wake.Transport = (*Transport)(nil)
+
+// Open connects to the database named by dsn (a pgx connection string).
+func Open(ctx context.Context, dsn string, opts Options) (*Transport, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("pgnotify: parse dsn: %w", err)
+	}
+	cfg.MaxConns = 2 // publishes are coalesced by the Hub: one at a time
+	cfg.MinConns = 0
+	if opts.Channel == "" {
+		opts.Channel = DefaultChannel
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("pgnotify: connect: %w", err)
+	}
+	b := make([]byte, 8)
+	_, _ = crand.Read(b)
+	return &Transport{pool: pool, conn: cfg.ConnConfig.Copy(), channel: opts.Channel,
+		instance: hex.EncodeToString(b), log: opts.Logger}, nil
+}
+
+// Publish sends one notification per event, in one statement.
+func (t *Transport) Publish(ctx context.Context, events []wake.Event) error {
+	payloads := make([]string, 0, len(events))
+	for _, ev := range events {
+		if ev.Queue == "" || strings.Contains(ev.Queue, " ") {
+			continue
+		}
+		payloads = append(payloads, payload(t.instance, ev))
+	}
+	if len(payloads) == 0 {
+		return nil
+	}
+	_, err := t.pool.Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true),
+		(SELECT count(pg_notify($1, n)) FROM unnest($2::text[]) AS n)`, t.channel, payloads)
+	return err
+}
+
+// Listen holds the listening connection, reconnecting with backoff when
+// it drops; while it is down the transport reports itself degraded.
+func (t *Transport) Listen(ctx context.Context, r wake.Receiver) error {
+	backoff := 100 * time.Millisecond
+	for {
+		conn, err := t.listenConn(ctx)
+		if err == nil {
+			r.Degraded(false)
+			backoff = 100 * time.Millisecond
+			err = t.receive(ctx, conn, r)
+			conn.Close(context.Background())
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.Degraded(true)
+		t.log.Warn("pgnotify: listener connection lost; reconnecting", "err", err, "in", backoff)
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return nil
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+}
+
+// Close closes the publishing pool.
+func (t *Transport) Close() error {
+	t.pool.Close()
+	return nil
+}
+
+func (t *Transport) listenConn(ctx context.Context) (*pgx.Conn, error) {
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(cctx, t.conn.Copy())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(cctx, "LISTEN "+pgx.Identifier{t.channel}.Sanitize()); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
+}
+
+func (t *Transport) receive(ctx context.Context, conn *pgx.Conn, r wake.Receiver) error {
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		if n.Channel != t.channel {
+			continue
+		}
+		if from, ev, ok := parse(n.Payload); ok && from != t.instance {
+			r.Deliver([]wake.Event{ev})
+		}
+	}
+}
+
+// A notification's payload is "<instance> <queue> <count>" (count 0: every
+// waiter). Queue names have no spaces. A payload of a queue name alone (an
+// older sluice) wakes every waiter of that queue.
+func payload(instance string, ev wake.Event) string {
+	return instance + " " + ev.Queue + " " + strconv.Itoa(max(ev.Count, 0))
+}
+
+func parse(p string) (from string, ev wake.Event, ok bool) {
+	parts := strings.Split(p, " ")
+	switch len(parts) {
+	case 1:
+		return "", wake.Event{Queue: parts[0]}, parts[0] != ""
+	case 3:
+		n, err := strconv.Atoi(parts[2])
+		if err != nil || n < 0 || parts[1] == "" {
+			return "", wake.Event{}, false
+		}
+		return parts[0], wake.Event{Queue: parts[1], Count: n}, true
+	}
+	return "", wake.Event{}, false
+}

@@ -1,0 +1,136 @@
+package pgnotify
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/stores/wake"
+)
+
+func TestPayload(t *testing.T) {
+	for _, c := range []struct {
+		payload, from, name string
+		n                   int
+		ok                  bool
+	}{
+		{payload("abc", wake.Event{Queue: "q.fifo", Count: 3}), "abc", "q.fifo", 3, true},
+		{payload("abc", wake.Event{Queue: "q"}), "abc", "q", 0, true},
+		{"q", "", "q", 0, true}, // an older sluice: the queue name alone
+		{"", "", "", 0, false},
+		{"abc q x", "", "", 0, false},
+		{"abc q -1", "", "", 0, false},
+		{"a b", "", "", 0, false},
+	} {
+		from, ev, ok := parse(c.payload)
+		if from != c.from || ev.Queue != c.name || ev.Count != c.n || ok != c.ok {
+			t.Errorf("parse(%q) = %q, %+v, %v; want %q, %q, %d, %v", c.payload, from, ev, ok, c.from, c.name, c.n, c.ok)
+		}
+	}
+}
+
+// databaseURL returns DATABASE_URL; without it the test is skipped, except
+// under CI=true, where it fails.
+func databaseURL(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("DATABASE_URL")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("DATABASE_URL is not set, and CI=true forbids skipping the LISTEN/NOTIFY tests")
+		}
+		t.Skip(`DATABASE_URL is not set (start a throwaway server with: eval "$(infra/scripts/postgres.sh start)")`)
+	}
+	return dsn
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func newHub(t *testing.T, dsn, channel string) (*wake.Hub, *Transport) {
+	t.Helper()
+	tr, err := Open(context.Background(), dsn, Options{Channel: channel, Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := wake.NewHub(wake.HubOptions{Transport: tr, Logger: quiet()})
+	t.Cleanup(func() { _ = h.Close() })
+	return h, tr
+}
+
+func waitHint(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no wake-up after %s", what)
+	}
+}
+
+// An event published by one instance wakes a waiter of another on the same
+// database and channel, not one of another queue or channel; after the
+// listening connection is killed the transport reports itself degraded,
+// reconnects, wakes every waiter once, and events flow again.
+func TestWakeAcrossInstances(t *testing.T) {
+	dsn := databaseURL(t)
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	channel := "sluice_wake_test_" + hex.EncodeToString(b[:])
+	a, _ := newHub(t, dsn, channel)
+	bh, btr := newHub(t, dsn, channel)
+	elsewhere, _ := newHub(t, dsn, channel+"_other")
+	ctx := context.Background()
+
+	hint, cancel := bh.Subscribe("w")
+	other, cancelOther := bh.Subscribe("other")
+	defer cancelOther()
+	far, cancelFar := elsewhere.Subscribe("w")
+	defer cancelFar()
+	a.Publish(ctx, wake.Event{Queue: "w", Count: 1})
+	waitHint(t, hint, "an event from another instance")
+	select {
+	case <-other:
+		t.Error("a waiter of another queue was woken")
+	case <-far:
+		t.Error("a waiter on another channel was woken")
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+
+	hint, cancel = bh.Subscribe("w")
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tag, err := conn.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE pid <> pg_backend_pid() AND query = $1`, "LISTEN "+pgx.Identifier{btr.channel}.Sanitize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tag.RowsAffected() == 0 {
+		t.Fatal("found no listening connection to terminate")
+	}
+	waitHint(t, hint, "the listener reconnected") // the recovery wakes all
+	if bh.Degraded() {
+		t.Error("still degraded after the reconnect")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a.Publish(ctx, wake.Event{Queue: "w", Count: 1})
+		select {
+		case <-hint:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no wake-up after the listener reconnected")
+		}
+	}
+}
