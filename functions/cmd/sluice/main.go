@@ -19,7 +19,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"runtime"
@@ -29,10 +28,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sluicehq/sluice/functions/httpapi"
-	"github.com/sluicehq/sluice/functions/service"
-	"github.com/sluicehq/sluice/stores"
-	"github.com/sluicehq/sluice/stores/open"
+	"github.com/sluicehq/sluice/functions/app"
+	"github.com/sluicehq/sluice/stores/registry"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -111,15 +108,16 @@ func env(name, def string) string {
 	return def
 }
 
-// common holds the flags that serve and maintain share.
+// common holds the flags that serve and maintain share; cfg gathers those
+// that configure the app.
 type common struct {
-	store     string
+	cfg       app.Config
 	logLevel  string
 	logFormat string
 }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.store, "store", env("SLUICE_STORE", ""), "store URL")
+	fs.StringVar(&c.cfg.Store, "store", env("SLUICE_STORE", ""), "store URL")
 	fs.StringVar(&c.logLevel, "log-level", env("SLUICE_LOG_LEVEL", "info"), "debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", env("SLUICE_LOG_FORMAT", "text"), "text or json")
 }
@@ -165,26 +163,12 @@ func parseFlags(fs *flag.FlagSet, args []string) (bool, int) {
 type serveConfig struct {
 	common
 	addr            string
-	region          string
-	accountID       string
-	baseURL         string
 	shutdownTimeout time.Duration
 }
 
 func (c *serveConfig) validate() error {
-	if c.region == "" || strings.Trim(c.region, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
-		return fmt.Errorf("bad --region %q", c.region)
-	}
-	if len(c.accountID) != 12 || strings.Trim(c.accountID, "0123456789") != "" {
-		return fmt.Errorf("bad --account-id %q: an account id has 12 digits", c.accountID)
-	}
-	if c.baseURL != "" {
-		u, err := url.Parse(c.baseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-			strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-			return fmt.Errorf("bad --base-url %q: use scheme://host[:port], such as https://sqs.example.com", c.baseURL)
-		}
-		c.baseURL = u.Scheme + "://" + u.Host
+	if err := c.cfg.Validate(); err != nil {
+		return err
 	}
 	if c.shutdownTimeout <= 0 {
 		return fmt.Errorf("bad --shutdown-timeout %s", c.shutdownTimeout)
@@ -197,9 +181,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("serve", stderr)
 	c.register(fs)
 	fs.StringVar(&c.addr, "addr", env("SLUICE_ADDR", "127.0.0.1:9324"), "listen address")
-	fs.StringVar(&c.region, "region", env("SLUICE_REGION", "us-east-1"), "region")
-	fs.StringVar(&c.accountID, "account-id", env("SLUICE_ACCOUNT_ID", "000000000000"), "account id")
-	fs.StringVar(&c.baseURL, "base-url", env("SLUICE_BASE_URL", ""), "base URL of queue URLs")
+	fs.StringVar(&c.cfg.Region, "region", env("SLUICE_REGION", "us-east-1"), "region")
+	fs.StringVar(&c.cfg.AccountID, "account-id", env("SLUICE_ACCOUNT_ID", "000000000000"), "account id")
+	fs.StringVar(&c.cfg.BaseURL, "base-url", env("SLUICE_BASE_URL", ""), "base URL of queue URLs")
 	timeout, err := time.ParseDuration(env("SLUICE_SHUTDOWN_TIMEOUT", "30s"))
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice serve: bad SLUICE_SHUTDOWN_TIMEOUT: %v\n", err)
@@ -224,20 +208,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	sigCtx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	store, err := open.Open(sigCtx, c.store, logger)
+	c.cfg.Logger = logger
+	a, err := app.New(sigCtx, c.cfg)
 	if err != nil {
-		logger.Error("cannot open the store", "store", open.Redact(c.store), "err", err)
+		logger.Error("cannot open the store", "store", registry.Redact(c.cfg.Store), "err", err)
 		return 1
 	}
-	defer closeStore(store, logger)
-
-	svc := service.New(service.Config{
-		Store:     store,
-		Region:    c.region,
-		AccountID: c.accountID,
-		BaseURL:   c.baseURL,
-		Logger:    logger,
-	})
+	defer closeApp(a, logger)
 
 	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
@@ -245,7 +222,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	srv := &http.Server{
-		Handler:           httpapi.NewHandler(svc, httpapi.Options{Logger: logger}),
+		Handler:           a.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		// Long polls last up to 20 seconds; leave ample room.
@@ -256,11 +233,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// Shutdown closes the listeners first, then runs this: waiting long
 	// polls end with what they have and in-flight requests can finish.
-	srv.RegisterOnShutdown(svc.Shutdown)
+	srv.RegisterOnShutdown(a.Shutdown)
 
 	bgCtx, cancelBg := context.WithCancel(context.Background())
 	var bg sync.WaitGroup
-	bg.Go(func() { svc.RunBackground(bgCtx) })
+	bg.Go(func() { a.RunBackground(bgCtx) })
 	defer func() {
 		cancelBg()
 		bg.Wait()
@@ -270,7 +247,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	go func() { serveErr <- srv.Serve(ln) }()
 
 	addr := ln.Addr().String()
-	logger.Info("listening", "addr", addr, "store", open.Redact(c.store), "region", c.region, "account_id", c.accountID)
+	logger.Info("listening", "addr", addr, "store", registry.Redact(c.cfg.Store),
+		"region", c.cfg.Region, "account_id", c.cfg.AccountID)
 	fmt.Fprintf(stdout, "sluice listening on http://%s\n", addr)
 
 	select {
@@ -297,8 +275,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func closeStore(s stores.Store, logger *slog.Logger) {
-	if err := s.Close(); err != nil {
+func closeApp(a *app.App, logger *slog.Logger) {
+	if err := a.Close(); err != nil {
 		logger.Error("closing the store", "err", err)
 	}
 }
@@ -317,14 +295,15 @@ func maintain(ctx context.Context, args []string, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	store, err := open.Open(ctx, c.store, logger)
+	c.cfg.Logger = logger
+	a, err := app.New(ctx, c.cfg)
 	if err != nil {
-		logger.Error("cannot open the store", "store", open.Redact(c.store), "err", err)
+		logger.Error("cannot open the store", "store", registry.Redact(c.cfg.Store), "err", err)
 		return 1
 	}
 	start := time.Now()
-	err = store.Maintain(ctx, time.Time{})
-	if cerr := store.Close(); err == nil && cerr != nil {
+	err = a.Maintain(ctx)
+	if cerr := a.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("closing the store: %w", cerr)
 	}
 	if err != nil {

@@ -12,10 +12,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/stores/registry"
 )
 
 // TestMain lets the test binary act as the command: run with
@@ -72,8 +75,24 @@ func TestServeRejectsBadFlags(t *testing.T) {
 
 func TestServeEnvDefaults(t *testing.T) {
 	t.Setenv("SLUICE_ACCOUNT_ID", "bad")
-	if code, _, errs := runCmd("serve", "--store", "mem://"); code != 2 || !strings.Contains(errs, "account-id") {
+	if code, _, errs := runCmd("serve", "--store", "mem://"); code != 2 || !strings.Contains(errs, `bad account id "bad"`) {
 		t.Errorf("env account id not used: %d %q", code, errs)
+	}
+}
+
+// TestShipsEveryStore: stores.go links every store of the module, so
+// --store opens each form.
+func TestShipsEveryStore(t *testing.T) {
+	want := []string{"", "embedded", "file", "mem", "memory", "postgres", "postgresql"}
+	if got := registry.Schemes(); !slices.Equal(got, want) {
+		t.Errorf("schemes %q; want %q", got, want)
+	}
+}
+
+func TestServeUnknownStore(t *testing.T) {
+	code, _, errs := runCmd("serve", "--addr", "127.0.0.1:0", "--store", "redis://:pw@h")
+	if code != 1 || !strings.Contains(errs, "postgres://") || strings.Contains(errs, "pw@") {
+		t.Errorf("redis: %d %q", code, errs)
 	}
 }
 

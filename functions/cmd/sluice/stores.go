@@ -1,0 +1,10 @@
+package main
+
+// The stores this binary ships. Each registers its URL schemes in init
+// (see stores/registry); the rest of the command names none of them, so
+// this list is all that decides what --store can open.
+import (
+	_ "github.com/sluicehq/sluice/stores/embedded" // file://, embedded://, plain paths, the default
+	_ "github.com/sluicehq/sluice/stores/memstore" // mem://, memory://
+	_ "github.com/sluicehq/sluice/stores/pgstore"  // postgres://, postgresql://
+)
