@@ -23,6 +23,7 @@ import (
 	"github.com/sluicehq/sluice/functions/service"
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/registry"
+	"github.com/sluicehq/sluice/stores/wake"
 )
 
 // Config is everything an entry point decides. The zero value serves the
@@ -50,10 +51,16 @@ type Config struct {
 	// MaxBodyBytes caps request bodies; zero means
 	// httpapi.DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// Wakeups is reserved: wired when the wake-up seam (stores/wake)
-	// lands, to name the transport that tells waiting long polls of new
-	// messages. Until then it must be empty.
+	// Wakeups names the transport that carries wake-ups between instances
+	// (stores/wake): "local" for none (this process is the only instance),
+	// or a URL a linked transport registered (postgres://... for
+	// LISTEN/NOTIFY). Empty means the store's default: its own database for
+	// PostgreSQL, none for the in-memory and embedded stores.
 	Wakeups string
+	// IdleMemo and RepairInterval are service.Config's; zero means its
+	// default.
+	IdleMemo       time.Duration
+	RepairInterval time.Duration
 }
 
 // Validate reports the first field of c that New would refuse, naming it
@@ -75,8 +82,8 @@ func (c Config) Validate() error {
 	if c.MaxBodyBytes < 0 {
 		return fmt.Errorf("bad max body bytes %d", c.MaxBodyBytes)
 	}
-	if c.Wakeups != "" {
-		return errors.New("wake-ups are not wired yet: leave Wakeups empty")
+	if c.Wakeups != "" && c.Wakeups != wake.Local && !strings.Contains(c.Wakeups, "://") {
+		return fmt.Errorf("bad wake-ups %q: use %s or a transport URL such as postgres://...", c.Wakeups, wake.Local)
 	}
 	return nil
 }
@@ -98,6 +105,7 @@ func baseURL(raw string) (string, error) {
 // App is a store with the service and handler over it.
 type App struct {
 	store   stores.Store
+	hub     *wake.Hub
 	svc     *service.Service
 	handler http.Handler
 
@@ -117,23 +125,39 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	wakeups := cfg.Wakeups
+	if wakeups == "" {
+		var err error
+		if wakeups, err = registry.DefaultWakeups(cfg.Store); err != nil {
+			return nil, err
+		}
+	}
 	store, err := registry.Open(ctx, cfg.Store, logger)
 	if err != nil {
 		return nil, err
 	}
-	// Wake-ups go here: a transport chosen by cfg.Wakeups (its default
-	// depending on registry.Kind(cfg.Store)), handed to the service.
+	transport, kind, err := wake.OpenTransport(ctx, wakeups, logger)
+	if err != nil {
+		_ = store.Close()
+		return nil, fmt.Errorf("opening the wake-ups transport %s: %w", registry.Redact(wakeups), err)
+	}
+	logger.Info("wake-ups", "transport", kind)
+	hub := wake.NewHub(wake.HubOptions{Transport: transport, Logger: logger})
 	svc := service.New(service.Config{
-		Store:         store,
-		Region:        cfg.Region,
-		AccountID:     cfg.AccountID,
-		BaseURL:       base,
-		MoveTaskStep:  cfg.MoveTaskStep,
-		QueueCacheTTL: cfg.QueueCacheTTL,
-		Logger:        logger,
+		Store:          store,
+		Region:         cfg.Region,
+		AccountID:      cfg.AccountID,
+		BaseURL:        base,
+		MoveTaskStep:   cfg.MoveTaskStep,
+		QueueCacheTTL:  cfg.QueueCacheTTL,
+		Wakeups:        hub,
+		IdleMemo:       cfg.IdleMemo,
+		RepairInterval: cfg.RepairInterval,
+		Logger:         logger,
 	})
 	return &App{
 		store:   store,
+		hub:     hub,
 		svc:     svc,
 		handler: httpapi.NewHandler(svc, httpapi.Options{Logger: logger, MaxBodyBytes: cfg.MaxBodyBytes}),
 	}, nil
@@ -159,9 +183,11 @@ func (a *App) Shutdown() { a.svc.Shutdown() }
 // does now and then), for entry points run on a schedule.
 func (a *App) Maintain(ctx context.Context) error { return a.store.Maintain(ctx, time.Time{}) }
 
-// Close closes the store, once; call it after the handler and
-// RunBackground are done with it.
+// Close closes the wake-ups hub and the store, once; call it after the
+// handler and RunBackground are done with them.
 func (a *App) Close() error {
-	a.closeOnce.Do(func() { a.closeErr = a.store.Close() })
+	a.closeOnce.Do(func() {
+		a.closeErr = errors.Join(a.hub.Close(), a.store.Close())
+	})
 	return a.closeErr
 }

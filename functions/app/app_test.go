@@ -75,6 +75,8 @@ func TestValidate(t *testing.T) {
 		{},
 		{Region: "us-east-1", AccountID: "000000000000", BaseURL: "http://h:9324", QueueCacheTTL: -1},
 		{BaseURL: "https://sqs.example.com/"},
+		{Wakeups: "local"},
+		{Wakeups: "postgres://h/db"},
 	}
 	for _, c := range good {
 		if err := c.Validate(); err != nil {
@@ -89,7 +91,7 @@ func TestValidate(t *testing.T) {
 		"base URL user":  {BaseURL: "http://u:p@h"},
 		"move-task step": {MoveTaskStep: -time.Second},
 		"max body bytes": {MaxBodyBytes: -1},
-		"wake-ups":       {Wakeups: "inproc://"},
+		"wake-ups":       {Wakeups: "inproc"},
 	}
 	for name, c := range bad {
 		if err := c.Validate(); err == nil {
@@ -173,5 +175,14 @@ func TestCloseClosesTheStoreOnce(t *testing.T) {
 	}
 	if code, _ := call(t, a.Handler(), "ListQueues", `{}`); code == 200 {
 		t.Error("the store still answers after Close")
+	}
+}
+
+// An unknown wake-ups scheme is refused, naming what the binary has, and the
+// store it opened is closed again.
+func TestNewRefusesUnknownWakeups(t *testing.T) {
+	_, err := app.New(context.Background(), app.Config{Store: "mem://", Wakeups: "nats://h"})
+	if err == nil || !strings.Contains(err.Error(), `unsupported wake-ups scheme "nats"`) || !strings.Contains(err.Error(), "local") {
+		t.Fatalf("New with nats:// wake-ups: %v", err)
 	}
 }

@@ -21,5 +21,7 @@ func init() {
 			}
 			return s, nil
 		},
+		// LISTEN/NOTIFY on the same database (stores/wake/pgnotify).
+		Wakeups: func(t registry.Target) string { return t.URL },
 	})
 }

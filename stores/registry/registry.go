@@ -43,6 +43,10 @@ type Driver struct {
 	Schemeless bool
 	// Open opens the store target names.
 	Open func(ctx context.Context, target Target, opts Options) (stores.Store, error)
+	// Wakeups, when set, names the wake-up transport instances of this
+	// store use unless told otherwise (stores/wake): PostgreSQL's own
+	// database for LISTEN/NOTIFY. Unset: none (one process owns the data).
+	Wakeups func(target Target) string
 }
 
 // Target is a store URL taken apart for the driver that opens it.
@@ -94,6 +98,16 @@ func Kind(rawURL string) (string, error) {
 		return "", err
 	}
 	return d.Kind, nil
+}
+
+// DefaultWakeups names the wake-up transport for the store rawURL opens
+// (see Driver.Wakeups); "" means none.
+func DefaultWakeups(rawURL string) (string, error) {
+	d, t, err := drivers.lookup(rawURL)
+	if err != nil || d.Wakeups == nil {
+		return "", err
+	}
+	return d.Wakeups(t), nil
 }
 
 // Schemes lists the registered schemes, sorted; "" stands for URLs without a

@@ -30,6 +30,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions/app"
 	"github.com/sluicehq/sluice/stores/registry"
+	"github.com/sluicehq/sluice/stores/wake"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
@@ -52,6 +53,9 @@ Flags of serve (the environment variable sets the default):
   --addr ADDR           SLUICE_ADDR             listen address (default 127.0.0.1:9324; port 0 picks one)
   --store URL           SLUICE_STORE            store: mem://, file:///dir (embedded), postgres://...
                                                 (default: embedded in ./sluice-data)
+  --wakeups URL         SLUICE_WAKEUPS          how instances wake each other's long polls: local (none),
+                                                postgres://... (LISTEN/NOTIFY); default: the store's own
+                                                database for postgres://, local otherwise
   --region REGION       SLUICE_REGION           region in queue ARNs (default us-east-1)
   --account-id ID       SLUICE_ACCOUNT_ID       12-digit account id in queue URLs and ARNs (default 000000000000)
   --base-url URL        SLUICE_BASE_URL         scheme://host[:port] of queue URLs (default: the host each
@@ -181,6 +185,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("serve", stderr)
 	c.register(fs)
 	fs.StringVar(&c.addr, "addr", env("SLUICE_ADDR", "127.0.0.1:9324"), "listen address")
+	fs.StringVar(&c.cfg.Wakeups, "wakeups", env("SLUICE_WAKEUPS", ""), "wake-ups transport URL")
 	fs.StringVar(&c.cfg.Region, "region", env("SLUICE_REGION", "us-east-1"), "region")
 	fs.StringVar(&c.cfg.AccountID, "account-id", env("SLUICE_ACCOUNT_ID", "000000000000"), "account id")
 	fs.StringVar(&c.cfg.BaseURL, "base-url", env("SLUICE_BASE_URL", ""), "base URL of queue URLs")
@@ -296,6 +301,7 @@ func maintain(ctx context.Context, args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	c.cfg.Logger = logger
+	c.cfg.Wakeups = wake.Local // one pass wakes nobody's long polls
 	a, err := app.New(ctx, c.cfg)
 	if err != nil {
 		logger.Error("cannot open the store", "store", registry.Redact(c.cfg.Store), "err", err)

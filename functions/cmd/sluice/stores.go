@@ -2,9 +2,12 @@ package main
 
 // The stores this binary ships. Each registers its URL schemes in init
 // (see stores/registry); the rest of the command names none of them, so
-// this list is all that decides what --store can open.
+// this list is all that decides what --store can open. Wake-up transports
+// register the same way, for --wakeups.
 import (
 	_ "github.com/sluicehq/sluice/stores/embedded" // file://, embedded://, plain paths, the default
 	_ "github.com/sluicehq/sluice/stores/memstore" // mem://, memory://
 	_ "github.com/sluicehq/sluice/stores/pgstore"  // postgres://, postgresql://
+
+	_ "github.com/sluicehq/sluice/stores/wake/pgnotify" // --wakeups postgres://: LISTEN/NOTIFY
 )
