@@ -28,6 +28,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions/service"
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/wake"
 )
 
 // Where the suite's queues live. Queue URLs are BaseURL/AccountID/name and
@@ -44,11 +45,29 @@ type Harness struct {
 	// it when the test ends.
 	NewStore func(t *testing.T) stores.Store
 
+	// OpenInstance, when set, opens another handle on the backend of st,
+	// as a second server instance would (its own connections, caches and
+	// background work); the suite closes it when the test ends. Unset:
+	// instances share st (a store that one process owns).
+	OpenInstance func(t *testing.T, st stores.Store) stores.Store
+
+	// NewWakeups, when set, returns for one test a function that opens the
+	// wake-up transport of one more instance; the transports of one test
+	// reach each other and no other test's. Unset: an in-process
+	// wake.Loopback per test.
+	NewWakeups func(t *testing.T) func() wake.Transport
+
 	// Sequential runs the tests one at a time instead of in parallel, for
 	// backends (emulators) that serialize transactions or dislike concurrent
 	// load. It tunes the mechanics only; every expectation stays the same.
 	Sequential bool
 }
+
+// repairInterval is how long the suite's long polls trust wake-ups before
+// they check the store themselves: longer than any WaitTimeSeconds, so that
+// a wake-up that never arrives fails the test that waits for it (see
+// awaitWoken) instead of being covered by the check.
+const repairInterval = 30 * time.Second
 
 // Run runs the whole suite against the stores h makes. Each area is a
 // subtest and each test in it gets its own fresh store, service and clock.
@@ -78,6 +97,7 @@ func Run(t *testing.T, h Harness) {
 		{"Tags", testTags},
 		{"Permissions", testPermissions},
 		{"LongPoll", testLongPoll},
+		{"WakeUps", testWakeUps},
 		{"Concurrency", testConcurrency},
 		{"BadInputChangesNothing", testBadInput},
 	}
@@ -109,10 +129,12 @@ func (s suite) test(t *testing.T, name string, f func(e *env)) {
 // the service reads.
 type env struct {
 	t     *testing.T
+	h     Harness
 	ctx   context.Context
 	clock *Clock
 	store stores.Store
 	svc   *service.Service
+	join  func() wake.Transport // the transport of one more instance
 }
 
 func newEnv(t *testing.T, h Harness) *env {
@@ -123,6 +145,7 @@ func newEnv(t *testing.T, h Harness) *env {
 	}
 	e := &env{
 		t:   t,
+		h:   h,
 		ctx: t.Context(),
 		// Whole seconds, so CreatedTimestamp and friends are exact; near the
 		// real time, so a store's own background housekeeping (which may
@@ -135,20 +158,52 @@ func newEnv(t *testing.T, h Harness) *env {
 			t.Errorf("closing the store: %v", err)
 		}
 	})
-	e.svc = e.newService()
+	if h.NewWakeups != nil {
+		e.join = h.NewWakeups(t)
+	} else {
+		lb := wake.NewLoopback()
+		e.join = lb.Join
+	}
+	e.svc = e.instance(e.store)
 	return e
 }
 
-// newService returns another Service over the same store and clock, as a
-// second instance of the server would be. It is shut down when the test
-// ends, before the store is closed.
+// newService returns the Service of another instance: over another handle
+// on the same backend (Harness.OpenInstance) or the same store, with the
+// same clock and its own wake-up hub on the test's transport. It is shut
+// down when the test ends, before the store is closed.
 func (e *env) newService() *service.Service {
+	st := e.store
+	if e.h.OpenInstance != nil {
+		st = e.h.OpenInstance(e.t, e.store)
+		if st == nil {
+			e.t.Fatal("conformance: Harness.OpenInstance returned nil")
+		}
+		e.t.Cleanup(func() {
+			if err := st.Close(); err != nil {
+				e.t.Errorf("closing the second instance's store: %v", err)
+			}
+		})
+	}
+	return e.instance(st)
+}
+
+func (e *env) instance(st stores.Store) *service.Service {
+	hub := wake.NewHub(wake.HubOptions{Transport: e.join()})
 	svc := service.New(service.Config{
-		Store:     e.store,
-		Region:    Region,
-		AccountID: AccountID,
-		BaseURL:   BaseURL,
-		Clock:     e.clock.Now,
+		Store:          st,
+		Region:         Region,
+		AccountID:      AccountID,
+		BaseURL:        BaseURL,
+		Clock:          e.clock.Now,
+		Wakeups:        hub,
+		RepairInterval: repairInterval,
+	})
+	// Cleanups run last-in first-out: the service stops before its hub.
+	e.t.Cleanup(func() {
+		if err := hub.Close(); err != nil {
+			e.t.Errorf("closing the wake-up hub: %v", err)
+		}
 	})
 	e.t.Cleanup(svc.Shutdown)
 	return svc

@@ -339,6 +339,30 @@ func (e *env) await(ch <-chan pollResult, limit time.Duration) []contract.Messag
 	}
 }
 
+// wakeBound is how soon a woken long poll must return: long before its
+// WaitTimeSeconds and the suite's repair interval, so a poll that only
+// found the message at its end (no wake-up came) fails. It bounds a
+// wake-up's correctness, not its speed: a wake-up takes milliseconds.
+const wakeBound = 10 * time.Second
+
+// awaitWoken waits for a receive that an action should have woken, and
+// fails the test unless it returned within wakeBound with messages.
+func (e *env) awaitWoken(ch <-chan pollResult, what string) []contract.Message {
+	e.t.Helper()
+	start := time.Now()
+	select {
+	case r := <-ch:
+		wantOK(e.t, r.err, "ReceiveMessage (long poll)")
+		if len(r.out.Messages) == 0 {
+			e.t.Errorf("the long poll returned empty after %s, %v later: it was not woken", what, time.Since(start).Round(time.Millisecond))
+		}
+		return r.out.Messages
+	case <-time.After(wakeBound):
+		e.t.Fatalf("the long poll was not woken by %s within %v (only its repair check would have found the message)", what, wakeBound)
+		return nil
+	}
+}
+
 // stillWaiting fails the test if the receive already returned.
 func (e *env) stillWaiting(ch <-chan pollResult) {
 	e.t.Helper()

@@ -27,7 +27,7 @@ func testLongPoll(t *testing.T, s suite) {
 		time.Sleep(settle)
 		e.stillWaiting(ch)
 		e.send(url, "hello")
-		wantBodies(e.t, e.await(ch, hang), "hello")
+		wantBodies(e.t, e.awaitWoken(ch, "a send"), "hello")
 	})
 
 	s.test(t, "WakesOnSendFromOtherInstance", func(e *env) {
@@ -39,7 +39,7 @@ func testLongPoll(t *testing.T, s suite) {
 		e.stillWaiting(ch)
 		_, err := other.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("across")})
 		wantOK(e.t, err, "SendMessage on the other instance")
-		wantBodies(e.t, e.await(ch, hang), "across")
+		wantBodies(e.t, e.awaitWoken(ch, "a send on another instance"), "across")
 	})
 
 	s.test(t, "WakesOnBatchSend", func(e *env) {
@@ -82,7 +82,7 @@ func testLongPoll(t *testing.T, s suite) {
 		time.Sleep(settle)
 		e.stillWaiting(ch)
 		wantOK(e.t, e.cmv(url, m.ReceiptHandle, 0), "ChangeMessageVisibility 0")
-		wantBodies(e.t, e.await(ch, hang), "m")
+		wantBodies(e.t, e.awaitWoken(ch, "a visibility reset"), "m")
 	})
 
 	s.test(t, "WakesOnFIFOGroupRelease", func(e *env) {
@@ -96,7 +96,7 @@ func testLongPoll(t *testing.T, s suite) {
 		time.Sleep(settle)
 		e.stillWaiting(ch)
 		e.del(url, m.ReceiptHandle)
-		wantBodies(e.t, e.await(ch, hang), "message-2")
+		wantBodies(e.t, e.awaitWoken(ch, "the group's release"), "message-2")
 	})
 
 	s.test(t, "QueueDefaultWait", func(e *env) {
@@ -107,7 +107,7 @@ func testLongPoll(t *testing.T, s suite) {
 		time.Sleep(settle)
 		e.stillWaiting(ch) // a short poll would have returned by now
 		e.send(url, "foobared")
-		wantBodies(e.t, e.await(ch, hang), "foobared")
+		wantBodies(e.t, e.awaitWoken(ch, "a send"), "foobared")
 		// An explicit WaitTimeSeconds 0 overrides it (snapshot
 		// test_send_receive_wait_time_seconds: explicit short poll).
 		ch = e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(0)})
