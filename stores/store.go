@@ -25,7 +25,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/sluicehq/sluice/contract"
 )
 
 // Errors a store returns. The service maps them to SQS errors.
@@ -79,8 +78,8 @@ type QueueStats struct {
 type NewMessage struct {
 	ID                     string // the MessageId, chosen by the service
 	Body                   string
-	Attributes             map[string]contract.MessageAttributeValue
-	SystemAttributes       map[string]contract.MessageAttributeValue
+	Attributes             map[string]Attribute
+	SystemAttributes       map[string]Attribute
 	MD5OfBody              string
 	MD5OfMessageAttributes string
 	MD5OfSystemAttributes  string
@@ -98,8 +97,8 @@ type NewMessage struct {
 type StoredMessage struct {
 	ID                     string
 	Body                   string
-	Attributes             map[string]contract.MessageAttributeValue
-	SystemAttributes       map[string]contract.MessageAttributeValue
+	Attributes             map[string]Attribute
+	SystemAttributes       map[string]Attribute
 	MD5OfBody              string
 	MD5OfMessageAttributes string
 	MD5OfSystemAttributes  string

@@ -306,6 +306,35 @@ func seqLess(a, b string) bool {
 	return x.Cmp(y) < 0
 }
 
+// seqCheck checks FIFO SequenceNumbers as AWS documents them: 20 digits,
+// unique in the queue, increasing within a message group in send order.
+// Across groups nothing is promised, so nothing is checked.
+type seqCheck struct {
+	t    *testing.T
+	seen map[string]bool
+	last map[string]string // by group
+}
+
+func newSeqCheck(t *testing.T) *seqCheck {
+	return &seqCheck{t: t, seen: map[string]bool{}, last: map[string]string{}}
+}
+
+func (c *seqCheck) add(group, seq string) {
+	c.t.Helper()
+	if !seqRE.MatchString(seq) {
+		c.t.Errorf("SequenceNumber %q is not 20 digits", seq)
+		return
+	}
+	if c.seen[seq] {
+		c.t.Errorf("SequenceNumber %s given twice", seq)
+	}
+	c.seen[seq] = true
+	if prev := c.last[group]; prev != "" && !seqLess(prev, seq) {
+		c.t.Errorf("group %s: SequenceNumber %s does not follow %s", group, seq, prev)
+	}
+	c.last[group] = seq
+}
+
 func repeat(c string, n int) string { return strings.Repeat(c, n) }
 
 // ---- long polls and move tasks

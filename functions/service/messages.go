@@ -70,8 +70,8 @@ func (s *Service) prepareMessage(cfg contract.QueueConfig, r sendRequest) (msg s
 	msg = stores.NewMessage{
 		ID:                     uuid.NewString(),
 		Body:                   body,
-		Attributes:             r.Attributes,
-		SystemAttributes:       r.SystemAttributes,
+		Attributes:             toStored(r.Attributes),
+		SystemAttributes:       toStored(r.SystemAttributes),
 		MD5OfBody:              contract.MD5OfBody(body),
 		MD5OfMessageAttributes: contract.MD5OfAttributes(r.Attributes),
 		MD5OfSystemAttributes:  contract.MD5OfAttributes(r.SystemAttributes),
@@ -461,7 +461,7 @@ func (s *Service) renderMessage(q *stores.Queue, m stores.ClaimedMessage, sel at
 	user := map[string]contract.MessageAttributeValue{}
 	for name, v := range m.Attributes {
 		if sel.wantsUser(name) {
-			user[name] = v
+			user[name] = fromStored(v)
 		}
 	}
 	if len(user) > 0 {

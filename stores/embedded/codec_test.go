@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/memstore/engine"
 )
@@ -29,7 +28,7 @@ func TestCodecRoundTripsExactly(t *testing.T) {
 	for _, c := range cases {
 		in := &engine.MessageRecord{Queue: "q", Seq: engine.SeqBase + 7, VisibleAt: c.when, Token: "tok", Message: stores.StoredMessage{
 			ID: "id", Body: c.body, SentAt: c.when, SequenceNumber: "10000000000000000007",
-			Attributes: map[string]contract.MessageAttributeValue{
+			Attributes: map[string]stores.Attribute{
 				"s": {DataType: "String", StringValue: str(c.body)},
 				"b": {DataType: "Binary", BinaryValue: []byte{0, 1, 0xff}},
 				"l": {DataType: "String", StringListValues: []string{"x", c.body}, BinaryListValues: [][]byte{{9}}},

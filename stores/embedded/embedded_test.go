@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/memstore"
 )
@@ -64,7 +63,7 @@ func send(t testing.TB, s stores.Store, queue string, now time.Time, group strin
 	for _, id := range ids {
 		v := "attr of " + id
 		msgs = append(msgs, stores.NewMessage{ID: id, Body: "body of " + id, GroupID: group, DedupID: id,
-			Attributes: map[string]contract.MessageAttributeValue{"a": {DataType: "String", StringValue: &v}, "b": {DataType: "Binary", BinaryValue: []byte{0, 0xff, 0xfe}}},
+			Attributes: map[string]stores.Attribute{"a": {DataType: "String", StringValue: &v}, "b": {DataType: "Binary", BinaryValue: []byte{0, 0xff, 0xfe}}},
 			MD5OfBody:  "md5-" + id})
 	}
 	return must(s.MessageSend(ctx, &stores.MessageSendParams{QueueName: queue, Messages: msgs, DedupWindow: 5 * time.Minute, Now: now})).Results

@@ -10,22 +10,21 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/stores"
 )
 
-func encodeAttrs(m map[string]contract.MessageAttributeValue) ([]byte, error) {
+func encodeAttrs(m map[string]stores.Attribute) ([]byte, error) {
 	if m == nil {
 		return nil, nil
 	}
 	return json.Marshal(m)
 }
 
-func decodeAttrs(b []byte) (map[string]contract.MessageAttributeValue, error) {
+func decodeAttrs(b []byte) (map[string]stores.Attribute, error) {
 	if b == nil {
 		return nil, nil
 	}
-	var m map[string]contract.MessageAttributeValue
+	var m map[string]stores.Attribute
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("pgstore: stored attributes: %w", err)
 	}

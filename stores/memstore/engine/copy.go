@@ -7,7 +7,6 @@ import (
 
 	"github.com/sluicehq/sluice/stores"
 
-	"github.com/sluicehq/sluice/contract"
 )
 
 // Everything the engine returns is a deep copy; everything it keeps from a
@@ -28,18 +27,18 @@ func copyQueue(q *stores.Queue) *stores.Queue {
 	return &c
 }
 
-func copyAttrs(m map[string]contract.MessageAttributeValue) map[string]contract.MessageAttributeValue {
+func copyAttrs(m map[string]stores.Attribute) map[string]stores.Attribute {
 	if len(m) == 0 {
 		return nil
 	}
-	out := make(map[string]contract.MessageAttributeValue, len(m))
+	out := make(map[string]stores.Attribute, len(m))
 	for k, v := range m {
 		out[k] = copyAttr(v)
 	}
 	return out
 }
 
-func copyAttr(v contract.MessageAttributeValue) contract.MessageAttributeValue {
+func copyAttr(v stores.Attribute) stores.Attribute {
 	if v.StringValue != nil {
 		s := *v.StringValue
 		v.StringValue = &s

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/stores"
 )
 
@@ -783,7 +782,7 @@ func TestReturnedMessagesAreCopies(t *testing.T) {
 	f := newFixture(t)
 	f.queue("q", false)
 	s := "v"
-	attrs := map[string]contract.MessageAttributeValue{"k": {DataType: "String", StringValue: &s}, "b": {DataType: "Binary", BinaryValue: []byte{1, 2}}}
+	attrs := map[string]stores.Attribute{"k": {DataType: "String", StringValue: &s}, "b": {DataType: "Binary", BinaryValue: []byte{1, 2}}}
 	_, err := f.e.MessageSend(ctx, &stores.MessageSendParams{QueueName: "q", Messages: []stores.NewMessage{{ID: "m", Body: "x", Attributes: attrs}}, Now: t0})
 	if err != nil {
 		t.Fatal(err)
