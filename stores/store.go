@@ -342,11 +342,19 @@ type MoveTaskListParams struct {
 	Limit     int    // 0: no limit; newest first
 }
 
+type MoveTaskGetParams struct {
+	Handle string
+}
+
 type MoveTaskUpdateParams struct {
 	Task *MoveTask
 	// IfStatus: when set, update only if the stored status is this one;
 	// otherwise return the stored task and ErrVersionConflict.
 	IfStatus string
+}
+
+type MaintainParams struct {
+	Now time.Time
 }
 
 // Store is the seam. Every method is atomic.
@@ -381,12 +389,12 @@ type Store interface {
 
 	MoveTaskCreate(ctx context.Context, p *MoveTaskCreateParams) error
 	MoveTaskList(ctx context.Context, p *MoveTaskListParams) ([]*MoveTask, error)
-	MoveTaskGet(ctx context.Context, handle string) (*MoveTask, error)
+	MoveTaskGet(ctx context.Context, p *MoveTaskGetParams) (*MoveTask, error)
 	MoveTaskUpdate(ctx context.Context, p *MoveTaskUpdateParams) (*MoveTask, error)
 
 	// Maintain does housekeeping that requests also do in passing: drop
 	// messages past retention and expired dedup and attempt records.
-	Maintain(ctx context.Context, now time.Time) error
+	Maintain(ctx context.Context, p *MaintainParams) error
 
 	// Subscribe returns a channel that receives (without blocking the
 	// sender; hints may coalesce) when the named queue may have become

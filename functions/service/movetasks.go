@@ -127,7 +127,7 @@ func (s *Service) CancelMessageMoveTask(ctx context.Context, in *contract.Cancel
 	if _, ok := decodeTaskHandle(in.TaskHandle); !ok {
 		return nil, contract.ErrInvalidParameterValue("Value for parameter TaskHandle is invalid.")
 	}
-	t, err := s.store.MoveTaskGet(ctx, in.TaskHandle)
+	t, err := s.store.MoveTaskGet(ctx, &stores.MoveTaskGetParams{Handle: in.TaskHandle})
 	if errors.Is(err, stores.ErrMoveTaskNotFound) {
 		return nil, contract.ErrResourceNotFound("Task does not exist.")
 	}
@@ -287,7 +287,7 @@ func (s *Service) RunBackground(ctx context.Context) {
 		}
 		if time.Since(lastMaintain) > time.Minute {
 			lastMaintain = time.Now()
-			if err := s.store.Maintain(ctx, s.now()); err != nil && ctx.Err() == nil {
+			if err := s.store.Maintain(ctx, &stores.MaintainParams{Now: s.now()}); err != nil && ctx.Err() == nil {
 				s.log.Warn("maintain", "err", err)
 			}
 		}

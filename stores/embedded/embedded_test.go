@@ -141,7 +141,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	eq(t, "sequence continues", next.SequenceNumber, "10000000000000000003")
 
 	// Tasks, tombstones.
-	eq(t, "task", must(s.MoveTaskGet(ctx, "h1")), task)
+	eq(t, "task", must(s.MoveTaskGet(ctx, &stores.MoveTaskGetParams{Handle: "h1"})), task)
 	if _, err := s.QueueCreate(ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: "gone"}, RecreateCooldown: time.Minute, Now: at(5 * sec)}); !errors.Is(err, stores.ErrQueueDeletedRecently) {
 		t.Fatalf("cooldown lost: %v", err)
 	}
@@ -305,7 +305,7 @@ func differential(t *testing.T, seed uint64, steps int) {
 				return s.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: &stores.MoveTask{Handle: h, SourceArn: q, Status: status, StartedAt: now, Moved: int64(i)}, IfStatus: "RUNNING"})
 			})
 		case op < 19:
-			do(step+" maintain", func(s stores.Store) (any, error) { return nil, s.Maintain(ctx, now) })
+			do(step+" maintain", func(s stores.Store) (any, error) { return nil, s.Maintain(ctx, &stores.MaintainParams{Now: now}) })
 		default:
 			if err := emb.Close(); err != nil {
 				t.Fatal(err)

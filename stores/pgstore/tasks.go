@@ -72,8 +72,8 @@ func (s *Store) MoveTaskList(ctx context.Context, p *stores.MoveTaskListParams) 
 	return out, rows.Err()
 }
 
-func (s *Store) MoveTaskGet(ctx context.Context, handle string) (*stores.MoveTask, error) {
-	t, err := scanTask(s.pool.QueryRow(ctx, `SELECT `+taskCols+` FROM move_tasks WHERE handle = $1`, handle))
+func (s *Store) MoveTaskGet(ctx context.Context, p *stores.MoveTaskGetParams) (*stores.MoveTask, error) {
+	t, err := scanTask(s.pool.QueryRow(ctx, `SELECT `+taskCols+` FROM move_tasks WHERE handle = $1`, p.Handle))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, stores.ErrMoveTaskNotFound
 	}

@@ -323,7 +323,7 @@ func maintain(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	start := time.Now()
-	err = store.Maintain(ctx, time.Time{})
+	err = store.Maintain(ctx, &stores.MaintainParams{})
 	if cerr := store.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("closing the store: %w", cerr)
 	}

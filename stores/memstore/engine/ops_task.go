@@ -52,10 +52,10 @@ func (e *Engine) MoveTaskList(ctx context.Context, p *stores.MoveTaskListParams)
 	return res, nil
 }
 
-func (e *Engine) MoveTaskGet(ctx context.Context, handle string) (*stores.MoveTask, error) {
+func (e *Engine) MoveTaskGet(ctx context.Context, p *stores.MoveTaskGetParams) (*stores.MoveTask, error) {
 	var res *stores.MoveTask
 	err := e.run(ctx, time.Time{}, func(t *tx) error {
-		tr := e.tasks[handle]
+		tr := e.tasks[p.Handle]
 		if tr == nil {
 			return stores.ErrMoveTaskNotFound
 		}
