@@ -733,12 +733,12 @@ func TestMoveTasks(t *testing.T) {
 
 	upd := mk("h2", "arn:1", "COMPLETED", 2)
 	upd.Moved = 7
-	got, err := f.e.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: upd, IfStatus: "CANCELLING"})
-	if !errors.Is(err, stores.ErrVersionConflict) || got.Status != "RUNNING" {
+	got, err := f.e.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: upd, IfVersion: 2})
+	if !errors.Is(err, stores.ErrVersionConflict) || got.Status != "RUNNING" || got.Version != 1 {
 		t.Fatalf("conflict: %v %+v", err, got)
 	}
-	got, err = f.e.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: upd, IfStatus: "RUNNING"})
-	if err != nil || got.Moved != 7 {
+	got, err = f.e.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: upd, IfVersion: 1})
+	if err != nil || got.Moved != 7 || got.Version != 2 {
 		t.Fatalf("update: %v %+v", err, got)
 	}
 	got.Moved = 100
