@@ -38,7 +38,8 @@ var (
 	// ErrPurgeInProgress: the queue was purged less than
 	// QueuePurgeParams.MinInterval ago.
 	ErrPurgeInProgress = errors.New("stores: purge in progress")
-	// ErrVersionConflict: QueueUpdateParams.IfVersion did not match.
+	// ErrVersionConflict: QueueUpdateParams.IfVersion,
+	// MoveTaskUpdateParams.IfVersion or MoveTaskStep.IfVersion did not match.
 	ErrVersionConflict = errors.New("stores: version conflict")
 	// ErrMoveTaskRunning: a running move task already exists for the source.
 	ErrMoveTaskRunning = errors.New("stores: move task running")
@@ -315,7 +316,10 @@ type MessageMoveParams struct {
 	// counts in Failed).
 	ToName string
 	Max    int // move at most this many visible messages, oldest first
-	Now    time.Time
+	// Step, when set, makes the move one step of that move task: see
+	// MoveTaskStep.
+	Step *MoveTaskStep
+	Now  time.Time
 }
 
 type MessageMoveResult struct {
@@ -325,10 +329,22 @@ type MessageMoveResult struct {
 	Failed  int
 	// Remaining is the number of visible messages left in the source.
 	Remaining int64
+	// Task is the stepped task as stored after the step (with Step only).
+	Task *MoveTask
 }
 
 // ---- message move tasks
 
+// A move task is stepped by whichever instances run move tasks, so two
+// steps of one task may run at once. Each step is one MessageMove with Step
+// set: the store checks the task's Version, moves and counts in a single
+// transaction. (A version rather than a lease with an owner and an expiry:
+// a lease must guess how long a step takes, too short lets two instances
+// move at once and too long stalls a task whose owner died, and a lease
+// taken before the move still leaves moved but uncounted messages when its
+// owner dies between the move and the count. Checked inside the move, the
+// version makes claim, move and count one atomic step: the loser of a race
+// moves nothing, a crash undoes all three, and nothing needs to expire.)
 type MoveTask struct {
 	Handle         string
 	SourceName     string
@@ -336,15 +352,33 @@ type MoveTask struct {
 	DestinationArn string // empty: back to each message's source
 	MaxPerSecond   int    // 0: no limit set
 	Status         string // RUNNING, COMPLETED, CANCELLING, CANCELLED, FAILED
-	Moved          int64
+	Moved          int64  // messages moved by the task's steps, exactly
 	ToMove         int64
 	FailureReason  string
 	StartedAt      time.Time
 	UpdatedAt      time.Time
+	// PacedTo is the service's pacing state: the task's rate allowance is
+	// used up to this time. The store only keeps it.
+	PacedTo time.Time
+	// Version is set by the store: 1 at create, one more at every update
+	// and step. (A task stored before versions existed reads as 0.)
+	Version int64
+}
+
+// MoveTaskStep makes a MessageMove one step of a move task. In the move's
+// transaction, before any message moves, the task must exist (else
+// ErrMoveTaskNotFound) and its Version must be IfVersion (else
+// ErrVersionConflict: another step or an update came first, or is under
+// way, and nothing moves). With the move the store adds the moved count to Moved, stores
+// PacedTo, sets UpdatedAt to the move's now and increments Version.
+type MoveTaskStep struct {
+	Handle    string
+	IfVersion int64 // the Version the step read and computed its Max from
+	PacedTo   time.Time
 }
 
 type MoveTaskCreateParams struct {
-	Task *MoveTask
+	Task *MoveTask // stored as given, but for Version
 }
 
 type MoveTaskListParams struct {
@@ -353,11 +387,20 @@ type MoveTaskListParams struct {
 	Limit     int    // 0: no limit; newest first
 }
 
+type MoveTaskGetParams struct {
+	Handle string
+}
+
 type MoveTaskUpdateParams struct {
-	Task *MoveTask
-	// IfStatus: when set, update only if the stored status is this one;
-	// otherwise return the stored task and ErrVersionConflict.
-	IfStatus string
+	Task *MoveTask // stored as given (Handle names it), but for Version
+	// IfVersion: update only if the stored Version is this one (always
+	// checked, 0 included); otherwise return the stored task and
+	// ErrVersionConflict.
+	IfVersion int64
+}
+
+type MaintainParams struct {
+	Now time.Time
 }
 
 // Store is the seam. Every method is atomic.
@@ -390,14 +433,27 @@ type Store interface {
 	MessageChangeVisibility(ctx context.Context, p *MessageChangeVisibilityParams) (*MessageChangeVisibilityResult, error)
 	MessageMove(ctx context.Context, p *MessageMoveParams) (*MessageMoveResult, error)
 
+	// MoveTaskCreate stores a new task with Version 1, or returns
+	// ErrMoveTaskRunning if a task of the same SourceArn is RUNNING or
+	// CANCELLING (or the handle is taken). Concurrent creates for one source:
+	// at most one succeeds.
 	MoveTaskCreate(ctx context.Context, p *MoveTaskCreateParams) error
+	// MoveTaskList and MoveTaskGet read tasks as committed; a task read may
+	// be stepped or updated by someone else at once, which its Version tells.
 	MoveTaskList(ctx context.Context, p *MoveTaskListParams) ([]*MoveTask, error)
-	MoveTaskGet(ctx context.Context, handle string) (*MoveTask, error)
+	// MoveTaskGet returns ErrMoveTaskNotFound for an unknown handle.
+	MoveTaskGet(ctx context.Context, p *MoveTaskGetParams) (*MoveTask, error)
+	// MoveTaskUpdate replaces a task (status changes: cancel, complete,
+	// fail) if nobody changed it since it was read (IfVersion), and returns
+	// it as stored with its new Version. Concurrent updates and steps of one
+	// task: exactly one of those that read the same Version applies. (Steps
+	// are MessageMove with Step; an update passes the task as it read it,
+	// so Moved stays what the steps counted.)
 	MoveTaskUpdate(ctx context.Context, p *MoveTaskUpdateParams) (*MoveTask, error)
 
 	// Maintain does housekeeping that requests also do in passing: drop
 	// messages past retention and expired dedup and attempt records.
-	Maintain(ctx context.Context, now time.Time) error
+	Maintain(ctx context.Context, p *MaintainParams) error
 
 	Close() error
 }

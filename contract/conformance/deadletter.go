@@ -1,12 +1,16 @@
 package conformance
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/contract"
+	"github.com/sluicehq/sluice/functions/service"
+	"github.com/sluicehq/sluice/stores"
 )
 
 func redrive(dlqName string, max int) map[string]string {
@@ -331,6 +335,141 @@ func testMoveTasks(t *testing.T, s suite) {
 		m, _ := strconv.Atoi(moved)
 		if l == 0 || l+m != 10 || int64(m) != r.ApproximateNumberOfMessagesMoved {
 			e.t.Errorf("after cancel: %d left in the DLQ, %d in the destination, task says %d moved; want some left and 10 in all", l, m, r.ApproximateNumberOfMessagesMoved)
+		}
+	})
+
+	s.test(t, "TwoInstancesOneTask", func(e *env) {
+		// design: two servers over one store share a task: every message
+		// moved is counted once, and the rate is the task's, not each
+		// instance's.
+		const n, rate = 45, 10
+		pipe(e, "src", "dlq", n)
+		dst := e.create("dst", nil)
+		start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst")), MaxNumberOfMessagesPerSecond: i64(rate)})
+		svcs := []*service.Service{e.svc, e.newService()}
+		for sec := 1; sec <= 10; sec++ {
+			e.clock.Advance(time.Second)
+			// Several steps from each instance at once, all at the same
+			// instant: at most one of them may move this second's share.
+			e.concurrentMoveSteps(svcs, 8)
+			r := e.listMoveTasks(queueARN("dlq"), 0)[0]
+			l, _ := strconv.Atoi(e.counts(queueURL("dlq")).Visible)
+			m, _ := strconv.Atoi(e.counts(dst).Visible)
+			if l+m != n || r.ApproximateNumberOfMessagesMoved != int64(m) || m > rate*sec {
+				e.t.Fatalf("after %d s at %d/s: %d left, %d arrived, task says %d moved (%s); want %d in all, the count exact, at most %d moved",
+					sec, rate, l, m, r.ApproximateNumberOfMessagesMoved, r.Status, n, rate*sec)
+			}
+			if r.Status != "RUNNING" {
+				if r.Status != "COMPLETED" || m != n || sec < n/rate {
+					e.t.Errorf("task ended %s after %d s with %d of %d moved", r.Status, sec, m, n)
+				}
+				return
+			}
+		}
+		e.t.Error("task still running after 10 s at 10/s for 45 messages")
+	})
+
+	s.test(t, "StaleStepMovesNothing", func(e *env) {
+		// design: a step read the task and then stalled (its instance
+		// paused, or died) before moving. Other instances step the task
+		// meanwhile; when the stale step comes back it moves nothing, so
+		// nothing moves twice for one share of the rate. A step whose move
+		// fails inside the store (here: its destination is gone) leaves the
+		// task as it was.
+		pipe(e, "src", "dlq", 12)
+		dst := e.create("dst", nil)
+		h := start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst")), MaxNumberOfMessagesPerSecond: i64(5)})
+		stale, err := e.store.MoveTaskGet(e.ctx, &stores.MoveTaskGetParams{Handle: h})
+		wantOK(e.t, err, "MoveTaskGet")
+		e.clock.Advance(secs(1))
+		_, err = e.store.MessageMove(e.ctx, &stores.MessageMoveParams{FromName: "dlq", ToName: "gone", Max: 5, Now: e.clock.Now(),
+			Step: &stores.MoveTaskStep{Handle: h, IfVersion: stale.Version, PacedTo: e.clock.Now()}})
+		if !errors.Is(err, stores.ErrQueueNotFound) {
+			e.t.Fatalf("step to a missing queue: %v, want ErrQueueNotFound", err)
+		}
+		if tk, err := e.store.MoveTaskGet(e.ctx, &stores.MoveTaskGetParams{Handle: h}); err != nil || *tk != *stale {
+			e.t.Fatalf("failed step changed the task: %+v (%v), was %+v", tk, err, stale)
+		}
+		e.runMoveTasks() // another instance's step
+		e.wantCounts(dst, 5, 0, 0)
+		_, err = e.store.MessageMove(e.ctx, &stores.MessageMoveParams{FromName: "dlq", ToName: "dst", Max: 5, Now: e.clock.Now(),
+			Step: &stores.MoveTaskStep{Handle: h, IfVersion: stale.Version, PacedTo: e.clock.Now()}})
+		if !errors.Is(err, stores.ErrVersionConflict) {
+			e.t.Fatalf("stale step: %v, want ErrVersionConflict", err)
+		}
+		e.wantCounts(dst, 5, 0, 0)
+		e.wantCounts(queueURL("dlq"), 7, 0, 0)
+		r := e.finishMoveTask(queueARN("dlq"))
+		if r.Status != "COMPLETED" || r.ApproximateNumberOfMessagesMoved != 12 {
+			e.t.Errorf("task = %s, want COMPLETED with 12 moved", fmtTask(r))
+		}
+		e.wantCounts(dst, 12, 0, 0)
+	})
+
+	s.test(t, "StepStoppedBeforeEnding", func(e *env) {
+		// design: a step's move and count are one store transaction, so an
+		// instance that stops mid-step either did nothing or moved and
+		// counted; what it may leave undone is ending a finished task. The
+		// next step, on any instance, ends it with the exact count.
+		pipe(e, "src", "dlq", 3)
+		dst := e.create("dst", nil)
+		h := start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst"))})
+		tk, err := e.store.MoveTaskGet(e.ctx, &stores.MoveTaskGetParams{Handle: h})
+		wantOK(e.t, err, "MoveTaskGet")
+		e.clock.Advance(secs(1))
+		res, err := e.store.MessageMove(e.ctx, &stores.MessageMoveParams{FromName: "dlq", ToName: "dst", Max: 10, Now: e.clock.Now(),
+			Step: &stores.MoveTaskStep{Handle: h, IfVersion: tk.Version, PacedTo: e.clock.Now()}})
+		wantOK(e.t, err, "MessageMove with Step")
+		if res.Moved != 3 || res.Remaining != 0 || res.Task == nil || res.Task.Moved != 3 || res.Task.Version <= tk.Version ||
+			!res.Task.PacedTo.Equal(e.clock.Now()) || res.Task.Status != "RUNNING" {
+			e.t.Fatalf("step = %+v, task %+v; want 3 moved and counted, a new version, PacedTo stored, still RUNNING", res, res.Task)
+		}
+		// The instance stops here.
+		r := e.finishMoveTask(queueARN("dlq"))
+		if r.Status != "COMPLETED" || r.ApproximateNumberOfMessagesMoved != 3 {
+			e.t.Errorf("task = %s, want COMPLETED with 3 moved", fmtTask(r))
+		}
+		e.wantCounts(dst, 3, 0, 0)
+	})
+
+	s.test(t, "CancelWhileStepping", func(e *env) {
+		// design: a cancel on one instance while another steps the task
+		// reports exactly what moved, and nothing moves after it.
+		const n = 200
+		pipe(e, "src", "dlq", n)
+		dst := e.create("dst", nil)
+		h := start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst")), MaxNumberOfMessagesPerSecond: i64(100)})
+		other := e.newService()
+		stepping := make(chan struct{})
+		done := make(chan error, 1)
+		go func() {
+			defer close(done)
+			for i := 0; ; i++ {
+				if i == 20 {
+					close(stepping)
+				}
+				e.clock.Advance(10 * time.Millisecond)
+				if err := other.RunMoveTasks(e.ctx); err != nil {
+					done <- err
+					return
+				}
+				if tk, err := e.store.MoveTaskGet(e.ctx, &stores.MoveTaskGetParams{Handle: h}); err != nil || tk.Status != "RUNNING" || i > 1000 {
+					done <- err
+					return
+				}
+			}
+		}()
+		<-stepping
+		out, err := e.svc.CancelMessageMoveTask(e.ctx, &contract.CancelMessageMoveTaskInput{TaskHandle: h})
+		wantOK(e.t, err, "CancelMessageMoveTask")
+		wantOK(e.t, <-done, "stepping")
+		e.clock.Advance(secs(1))
+		e.runMoveTasks()
+		m, _ := strconv.Atoi(e.counts(dst).Visible)
+		r := e.listMoveTasks(queueARN("dlq"), 0)[0]
+		if r.Status != "CANCELLED" || out.ApproximateNumberOfMessagesMoved != int64(m) || r.ApproximateNumberOfMessagesMoved != int64(m) || m == 0 || m == n {
+			e.t.Errorf("cancel reported %d moved, task %s, %d arrived; want CANCELLED part way, both counts what arrived",
+				out.ApproximateNumberOfMessagesMoved, fmtTask(r), m)
 		}
 	})
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/contract"
+	"github.com/sluicehq/sluice/stores"
 )
 
 func testDelay(t *testing.T, s suite) {
@@ -167,7 +168,7 @@ func testRetention(t *testing.T, s suite) {
 		e.clock.Advance(secs(30))
 		e.send(url, "young")
 		e.clock.Advance(secs(31))
-		wantOK(e.t, e.store.Maintain(e.ctx, e.clock.Now()), "Store.Maintain")
+		wantOK(e.t, e.store.Maintain(e.ctx, &stores.MaintainParams{Now: e.clock.Now()}), "Store.Maintain")
 		e.wantCounts(url, 1, 0, 0)
 		wantBodies(e.t, e.recv(url, 10), "young")
 	})

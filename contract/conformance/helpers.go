@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -418,6 +419,34 @@ func (e *env) runMoveTasks() {
 		e.t.Fatal("service.Service has no RunMoveTasks(ctx) error method")
 	}
 	wantOK(e.t, r.RunMoveTasks(e.ctx), "RunMoveTasks")
+}
+
+// concurrentMoveSteps runs per move task passes on each of svcs at once
+// (released together, to overlap as much as they can) and fails the test if
+// any pass fails.
+func (e *env) concurrentMoveSteps(svcs []*service.Service, per int) {
+	e.t.Helper()
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	errs := make(chan error, per*len(svcs))
+	for _, svc := range svcs {
+		r, ok := any(svc).(moveTaskRunner)
+		if !ok {
+			e.t.Fatal("service.Service has no RunMoveTasks(ctx) error method")
+		}
+		for range per {
+			wg.Go(func() {
+				<-gate
+				errs <- r.RunMoveTasks(e.ctx)
+			})
+		}
+	}
+	close(gate)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		wantOK(e.t, err, "RunMoveTasks")
+	}
 }
 
 func (e *env) listMoveTasks(sourceArn string, max int64) []contract.ListMessageMoveTasksResultEntry {

@@ -181,7 +181,9 @@ func (a *App) Shutdown() { a.svc.Shutdown() }
 
 // Maintain runs one housekeeping pass over the store (what RunBackground
 // does now and then), for entry points run on a schedule.
-func (a *App) Maintain(ctx context.Context) error { return a.store.Maintain(ctx, time.Time{}) }
+func (a *App) Maintain(ctx context.Context) error {
+	return a.store.Maintain(ctx, &stores.MaintainParams{})
+}
 
 // Close closes the wake-ups hub and the store, once; call it after the
 // handler and RunBackground are done with them.

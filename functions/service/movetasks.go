@@ -109,7 +109,7 @@ func (s *Service) StartMessageMoveTask(ctx context.Context, in *contract.StartMe
 	handle := encodeTaskHandle(taskHandle{ID: uuid.NewString(), SourceArn: in.SourceArn})
 	err = s.store.MoveTaskCreate(ctx, &stores.MoveTaskCreateParams{Task: &stores.MoveTask{
 		Handle: handle, SourceName: src.Name, SourceArn: in.SourceArn, DestinationArn: dest, MaxPerSecond: rate,
-		Status: taskRunning, ToMove: st.Visible, StartedAt: now, UpdatedAt: now,
+		Status: taskRunning, ToMove: st.Visible, StartedAt: now, UpdatedAt: now, PacedTo: now,
 	}})
 	if errors.Is(err, stores.ErrMoveTaskRunning) {
 		return nil, contract.ErrInvalidParameterValue("There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
@@ -127,26 +127,33 @@ func (s *Service) CancelMessageMoveTask(ctx context.Context, in *contract.Cancel
 	if _, ok := decodeTaskHandle(in.TaskHandle); !ok {
 		return nil, contract.ErrInvalidParameterValue("Value for parameter TaskHandle is invalid.")
 	}
-	t, err := s.store.MoveTaskGet(ctx, in.TaskHandle)
-	if errors.Is(err, stores.ErrMoveTaskNotFound) {
-		return nil, contract.ErrResourceNotFound("Task does not exist.")
+	// A step (here or on another instance) may come between the read and
+	// the update; then read again: the count must include its messages.
+	var err error
+	for range 20 {
+		var t, got *stores.MoveTask
+		t, err = s.store.MoveTaskGet(ctx, &stores.MoveTaskGetParams{Handle: in.TaskHandle})
+		if errors.Is(err, stores.ErrMoveTaskNotFound) {
+			return nil, contract.ErrResourceNotFound("Task does not exist.")
+		}
+		if err != nil {
+			return nil, s.storeErr(err)
+		}
+		if t.Status != taskRunning {
+			return nil, contract.ErrUnsupportedOperation("Only active tasks can be cancelled.")
+		}
+		t.Status = taskCancelled
+		t.UpdatedAt = s.wallNow()
+		got, err = s.store.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: t, IfVersion: t.Version})
+		if errors.Is(err, stores.ErrVersionConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, s.storeErr(err)
+		}
+		return &contract.CancelMessageMoveTaskOutput{ApproximateNumberOfMessagesMoved: got.Moved}, nil
 	}
-	if err != nil {
-		return nil, s.storeErr(err)
-	}
-	if t.Status != taskRunning {
-		return nil, contract.ErrUnsupportedOperation("Only active tasks can be cancelled.")
-	}
-	t.Status = taskCancelled
-	t.UpdatedAt = s.wallNow()
-	got, err := s.store.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: t, IfStatus: taskRunning})
-	if errors.Is(err, stores.ErrVersionConflict) {
-		return nil, contract.ErrUnsupportedOperation("Only active tasks can be cancelled.")
-	}
-	if err != nil {
-		return nil, s.storeErr(err)
-	}
-	return &contract.CancelMessageMoveTaskOutput{ApproximateNumberOfMessagesMoved: got.Moved}, nil
+	return nil, s.storeErr(err)
 }
 
 func (s *Service) ListMessageMoveTasks(ctx context.Context, in *contract.ListMessageMoveTasksInput) (*contract.ListMessageMoveTasksOutput, error) {
@@ -194,8 +201,10 @@ func (s *Service) ListMessageMoveTasks(ctx context.Context, in *contract.ListMes
 }
 
 // RunMoveTasks advances every running message move task by what its rate
-// allows since its last step. Any instance may call it at any time; each
-// step is one store move plus a conditional task update.
+// allows. Any instance may call it at any time, concurrently with others:
+// each step is one store move that checks and counts on the task
+// atomically (stores.MoveTaskStep), so a step that lost the race moves
+// nothing.
 func (s *Service) RunMoveTasks(ctx context.Context) error {
 	tasks, err := s.store.MoveTaskList(ctx, &stores.MoveTaskListParams{Status: taskRunning})
 	if err != nil {
@@ -209,63 +218,78 @@ func (s *Service) RunMoveTasks(ctx context.Context) error {
 	return nil
 }
 
-func (s *Service) stepMoveTask(ctx context.Context, t *stores.MoveTask) error {
-	now := s.wallNow()
-	rate := t.MaxPerSecond
-	if rate == 0 {
+// maxMoveStep caps the messages of one step (one store transaction).
+const maxMoveStep = 1000
+
+// movePace is how many messages a step of t may move at now, and the
+// PacedTo to store with them. The allowance comes from the task's stored
+// PacedTo, not from this instance's ticker, so however many instances step
+// a task they share its rate. A task nobody stepped for a while has saved
+// up at most one step interval's worth.
+func (s *Service) movePace(t *stores.MoveTask, now time.Time) (int, time.Time) {
+	rate := int64(t.MaxPerSecond)
+	if rate <= 0 {
 		rate = defaultMoveRate
 	}
-	elapsed := now.Sub(t.UpdatedAt)
-	if elapsed <= 0 {
-		return nil
+	from := t.PacedTo
+	if floor := now.Add(-max(s.cfg.MoveTaskStep, time.Second)); from.Before(floor) {
+		from = floor
 	}
-	budget := int(elapsed.Seconds() * float64(rate))
+	n := min(int64(now.Sub(from))*rate/int64(time.Second), maxMoveStep)
+	if n < 1 {
+		return 0, from
+	}
+	// Rounded up to the microsecond, the precision stores keep times in,
+	// so a stored PacedTo never hands back allowance.
+	used := time.Duration((n*int64(time.Second) + rate - 1) / rate)
+	return int(n), from.Add(used + time.Microsecond - 1).Truncate(time.Microsecond)
+}
+
+func (s *Service) stepMoveTask(ctx context.Context, t *stores.MoveTask) error {
+	now := s.wallNow()
+	budget, pacedTo := s.movePace(t, now)
 	if budget < 1 {
 		return nil
 	}
-	if budget > 1000 {
-		budget = 1000
-	}
 	src, err := s.queueByName(ctx, t.SourceName)
 	if err != nil {
-		t.Status, t.FailureReason = taskFailed, "AWS.SimpleQueueService.NonExistentQueue"
-		t.UpdatedAt = now
-		_, err = s.store.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: t, IfStatus: taskRunning})
-		return ignoreConflict(s, err)
+		return s.endMoveTask(ctx, t, taskFailed, now)
 	}
 	dest := ""
 	if t.DestinationArn != "" {
 		_, _, name, _ := contract.ParseQueueARN(t.DestinationArn)
 		dest = name
 	}
-	res, err := s.store.MessageMove(ctx, &stores.MessageMoveParams{FromName: src.Name, FromID: src.ID, ToName: dest, Max: budget, Now: s.now()})
-	if err == nil {
-		s.wakeAfterMove(ctx, res)
-	}
-	if errors.Is(err, stores.ErrQueueNotFound) {
-		t.Status, t.FailureReason = taskFailed, "AWS.SimpleQueueService.NonExistentQueue"
-		t.UpdatedAt = now
-		_, err = s.store.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: t, IfStatus: taskRunning})
-		return ignoreConflict(s, err)
-	}
-	if err != nil {
+	res, err := s.store.MessageMove(ctx, &stores.MessageMoveParams{FromName: src.Name, FromID: src.ID, ToName: dest, Max: budget,
+		Step: &stores.MoveTaskStep{Handle: t.Handle, IfVersion: t.Version, PacedTo: pacedTo}, Now: s.now()})
+	switch {
+	case errors.Is(err, stores.ErrQueueNotFound):
+		return s.endMoveTask(ctx, t, taskFailed, now)
+	case errors.Is(err, stores.ErrVersionConflict), errors.Is(err, stores.ErrMoveTaskNotFound):
+		return nil // stepped by another instance meanwhile, or cancelled: nothing moved
+	case err != nil:
 		return s.storeErr(err)
 	}
-	t.Moved += int64(res.Moved)
-	t.UpdatedAt = now
-	if res.Remaining == 0 || t.Moved >= t.ToMove || res.Moved == 0 && res.Failed > 0 {
-		t.Status = taskCompleted
-		if res.Failed > 0 && res.Moved == 0 {
-			t.Status, t.FailureReason = taskFailed, "AWS.SimpleQueueService.NonExistentQueue"
-		}
+	s.wakeAfterMove(ctx, res)
+	// The step is counted. Should this instance stop before ending a
+	// finished task, the next step (anywhere) finds nothing left and ends it.
+	switch t = res.Task; {
+	case res.Moved == 0 && res.Failed > 0:
+		return s.endMoveTask(ctx, t, taskFailed, now)
+	case res.Remaining == 0 || t.Moved >= t.ToMove:
+		return s.endMoveTask(ctx, t, taskCompleted, now)
 	}
-	_, err = s.store.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: t, IfStatus: taskRunning})
-	return ignoreConflict(s, err)
+	return nil
 }
 
-// ignoreConflict treats a lost race for a task (cancelled meanwhile, or
-// stepped by another instance) as nothing to do.
-func ignoreConflict(s *Service, err error) error {
+// endMoveTask gives t a final status unless it changed since it was read
+// (cancelled, or stepped by another instance, which then decides).
+func (s *Service) endMoveTask(ctx context.Context, t *stores.MoveTask, status string, now time.Time) error {
+	t.Status, t.UpdatedAt = status, now
+	if status == taskFailed {
+		t.FailureReason = "AWS.SimpleQueueService.NonExistentQueue"
+	}
+	_, err := s.store.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: t, IfVersion: t.Version})
 	if errors.Is(err, stores.ErrVersionConflict) {
 		return nil
 	}
@@ -290,7 +314,7 @@ func (s *Service) RunBackground(ctx context.Context) {
 		}
 		if time.Since(lastMaintain) > time.Minute {
 			lastMaintain = time.Now()
-			if err := s.store.Maintain(ctx, s.now()); err != nil && ctx.Err() == nil {
+			if err := s.store.Maintain(ctx, &stores.MaintainParams{Now: s.now()}); err != nil && ctx.Err() == nil {
 				s.log.Warn("maintain", "err", err)
 			}
 		}

@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -66,7 +68,7 @@ func TestCodecAllKinds(t *testing.T) {
 		&engine.CounterRecord{Queue: "q", Next: engine.SeqBase + 99},
 		&engine.DedupRecord{Queue: "q", Scope: "g", DedupID: "d", MessageID: "m", SequenceNumber: "10000000000000000001", CreatedAt: t0, ExpiresAt: t0},
 		&engine.AttemptRecord{Queue: "q", AttemptID: "a", Token: "t", MessageIDs: []string{"m1", "m2"}, CreatedAt: t0, ExpiresAt: t0},
-		&engine.TaskRecord{Task: stores.MoveTask{Handle: "h", SourceArn: "s", Status: "RUNNING", Moved: 3, ToMove: 9, StartedAt: t0, UpdatedAt: t0}},
+		&engine.TaskRecord{Task: stores.MoveTask{Handle: "h", SourceArn: "s", Status: "RUNNING", Moved: 3, ToMove: 9, StartedAt: t0, UpdatedAt: t0, PacedTo: t0, Version: 4}},
 		&engine.TombstoneRecord{Name: "q", DeletedAt: t0},
 	}
 	for _, in := range recs {
@@ -81,5 +83,38 @@ func TestCodecAllKinds(t *testing.T) {
 		if !reflect.DeepEqual(in, out) {
 			t.Fatalf("%s: in %+v out %+v", in.Kind(), in, out)
 		}
+	}
+}
+
+// A task stored before tasks had a Version and PacedTo decodes with both
+// zero, and the engine steps it: the version check holds for 0 too.
+func TestCodecTaskFromBeforeVersions(t *testing.T) {
+	old := []byte(`j{"Task":{"Handle":"h","SourceName":"dlq","SourceArn":"arn:dlq","DestinationArn":"","MaxPerSecond":0,` +
+		`"Status":"RUNNING","Moved":3,"ToMove":9,"FailureReason":"","StartedAt":"2025-03-01T12:00:00Z","UpdatedAt":"2025-03-01T12:00:07Z"}}` + "\n")
+	rec := &engine.TaskRecord{}
+	if err := decode(old, rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Task.Version != 0 || !rec.Task.PacedTo.IsZero() || rec.Task.Moved != 3 || rec.Task.Status != "RUNNING" {
+		t.Fatalf("old task decoded as %+v", rec.Task)
+	}
+	e := engine.New(nil)
+	if err := e.Restore([]engine.Record{rec}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := e.QueueCreate(ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: "dlq", ID: "dlq"}, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	step := func(v int64) (*stores.MessageMoveResult, error) {
+		return e.MessageMove(ctx, &stores.MessageMoveParams{FromName: "dlq", Max: 1, Now: t0,
+			Step: &stores.MoveTaskStep{Handle: "h", IfVersion: v, PacedTo: t0}})
+	}
+	if _, err := step(1); !errors.Is(err, stores.ErrVersionConflict) {
+		t.Fatalf("step with version 1: %v, want ErrVersionConflict", err)
+	}
+	res, err := step(0)
+	if err != nil || res.Task.Version != 1 || !res.Task.PacedTo.Equal(t0) || res.Task.Moved != 3 {
+		t.Fatalf("step with version 0: %+v %v, want the task at version 1, PacedTo stored, 3 moved", res, err)
 	}
 }

@@ -49,7 +49,7 @@ func TestExpiredHeadSkippedByAClaimIsStillSwept(t *testing.T) {
 	if err != nil || outs[0] != stores.ReceiptCurrent {
 		t.Fatalf("delete: %v, %v", outs, err)
 	}
-	if err := s.Maintain(ctx, time.Time{}); err != nil {
+	if err := s.Maintain(ctx, &stores.MaintainParams{}); err != nil {
 		t.Fatal(err)
 	}
 	var left int

@@ -40,7 +40,7 @@ func TestMaintainWithFakeClock(t *testing.T) {
 	if dup := send(t0.Add(4*time.Minute), "a"); !dup.Duplicate || dup.MessageID != first.MessageID {
 		t.Errorf("send within the window = %+v, want a duplicate of %+v", dup, first)
 	}
-	if err := s.Maintain(ctx, t0.Add(30*time.Minute)); err != nil {
+	if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(30 * time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	count := func(sql string) int {
@@ -67,7 +67,7 @@ func TestMaintainWithFakeClock(t *testing.T) {
 	if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID, Now: t0.Add(2 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Maintain(ctx, t0.Add(2*time.Hour+TombstoneTTL-time.Second)); err != nil {
+	if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(2*time.Hour + TombstoneTTL - time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	if n := count("SELECT count(*) FROM queue_tombstones"); n != 1 {
@@ -78,7 +78,7 @@ func TestMaintainWithFakeClock(t *testing.T) {
 	if !errors.Is(err, stores.ErrQueueDeletedRecently) {
 		t.Errorf("recreate within the cooldown: %v, want ErrQueueDeletedRecently", err)
 	}
-	if err := s.Maintain(ctx, t0.Add(2*time.Hour+TombstoneTTL)); err != nil {
+	if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(2*time.Hour + TombstoneTTL)}); err != nil {
 		t.Fatal(err)
 	}
 	if n := count("SELECT count(*) FROM queue_tombstones"); n != 0 {

@@ -606,6 +606,11 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 	var res *stores.MessageMoveResult
 	err := s.run(ctx, func(t *txn) error {
 		res = &stores.MessageMoveResult{MovedTo: map[string]int{}}
+		if p.Step != nil {
+			if err := t.stepTask(ctx, p.Step); err != nil {
+				return err
+			}
+		}
 		src, err := t.queue(ctx, p.FromName, p.FromID, p.Now, lockKeyShare)
 		if err != nil {
 			return err
@@ -693,8 +698,14 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 				res.MovedTo[name] += len(byDest[name])
 			}
 		}
-		return t.QueryRow(ctx, `SELECT count(*) FROM messages WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3`,
-			src.id, t.now, after).Scan(&res.Remaining)
+		if err := t.QueryRow(ctx, `SELECT count(*) FROM messages WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3`,
+			src.id, t.now, after).Scan(&res.Remaining); err != nil {
+			return err
+		}
+		if p.Step != nil {
+			res.Task, err = t.countStep(ctx, p.Step, res.Moved)
+		}
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -14,6 +14,7 @@ var landedMigrations = map[int]string{
 	1: "00a1bfa333a681caaa3b0f62c5df7300c46ebe67a1dd3b2bc7862d28f1139361",
 	2: "fcfd1b5280ece00954961ced03e433842430128e60dd5e2f5412b71a4fe7529b",
 	3: "90f36827b00d6381ef2bf9bcc8484015e8c7bf628f43826e0c2757fb169f4b91",
+	4: "b68c09c41ebc756b086fc761ada239dddaaed53c758b3908ab87e46d73f3078a",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {

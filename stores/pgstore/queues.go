@@ -258,9 +258,9 @@ func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*st
 
 // Maintain drops messages past retention, expired dedup markers and receive
 // attempts, and tombstones older than TombstoneTTL.
-func (s *Store) Maintain(ctx context.Context, now time.Time) error {
+func (s *Store) Maintain(ctx context.Context, p *stores.MaintainParams) error {
 	return s.run(ctx, func(t *txn) error {
-		if err := t.resolveNow(ctx, now); err != nil {
+		if err := t.resolveNow(ctx, p.Now); err != nil {
 			return err
 		}
 		b := &pgx.Batch{}

@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/sluicehq/sluice/stores"
-
 )
 
 // Everything the engine returns is a deep copy; everything it keeps from a

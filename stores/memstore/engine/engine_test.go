@@ -316,7 +316,7 @@ func TestDedupMarkersExpireInMaintain(t *testing.T) {
 	f := newFixture(t)
 	f.queue("q.fifo", true)
 	f.sendOpts("q.fifo", t0, sendOpt{group: "g"}, "a")
-	if err := f.e.Maintain(ctx, at(5*time.Minute)); err != nil {
+	if err := f.e.Maintain(ctx, &stores.MaintainParams{Now: at(5 * time.Minute)}); err != nil {
 		t.Fatal(err)
 	}
 	f.check()
@@ -611,7 +611,7 @@ func TestRetention(t *testing.T) {
 	eq(t, "old gone", f.stats("q", at(60*sec)), stores.QueueStats{Visible: 1})
 	eq(t, "receipt gone", f.del("q", "old", "T", at(61*sec)), stores.ReceiptGone)
 	f.send("q", at(61*sec), "newer")
-	if err := f.e.Maintain(ctx, at(90*sec)); err != nil {
+	if err := f.e.Maintain(ctx, &stores.MaintainParams{Now: at(90 * sec)}); err != nil {
 		t.Fatal(err)
 	}
 	f.check()
@@ -733,18 +733,18 @@ func TestMoveTasks(t *testing.T) {
 
 	upd := mk("h2", "arn:1", "COMPLETED", 2)
 	upd.Moved = 7
-	got, err := f.e.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: upd, IfStatus: "CANCELLING"})
-	if !errors.Is(err, stores.ErrVersionConflict) || got.Status != "RUNNING" {
+	got, err := f.e.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: upd, IfVersion: 2})
+	if !errors.Is(err, stores.ErrVersionConflict) || got.Status != "RUNNING" || got.Version != 1 {
 		t.Fatalf("conflict: %v %+v", err, got)
 	}
-	got, err = f.e.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: upd, IfStatus: "RUNNING"})
-	if err != nil || got.Moved != 7 {
+	got, err = f.e.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: upd, IfVersion: 1})
+	if err != nil || got.Moved != 7 || got.Version != 2 {
 		t.Fatalf("update: %v %+v", err, got)
 	}
 	got.Moved = 100
-	g, _ := f.e.MoveTaskGet(ctx, "h2")
+	g, _ := f.e.MoveTaskGet(ctx, &stores.MoveTaskGetParams{Handle: "h2"})
 	eq(t, "stored", g.Moved, int64(7))
-	if _, err := f.e.MoveTaskGet(ctx, "nope"); !errors.Is(err, stores.ErrMoveTaskNotFound) {
+	if _, err := f.e.MoveTaskGet(ctx, &stores.MoveTaskGetParams{Handle: "nope"}); !errors.Is(err, stores.ErrMoveTaskNotFound) {
 		t.Fatalf("missing: %v", err)
 	}
 	if _, err := f.e.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: mk("nope", "", "", 0)}); !errors.Is(err, stores.ErrMoveTaskNotFound) {
@@ -866,7 +866,7 @@ func TestRestoreRebuildsEverything(t *testing.T) {
 	if _, err := e2.QueueCreate(ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: "tmp"}, RecreateCooldown: time.Minute, Now: at(3 * sec)}); !errors.Is(err, stores.ErrQueueDeletedRecently) {
 		t.Fatalf("tombstone lost: %v", err)
 	}
-	if tk, err := e2.MoveTaskGet(ctx, "h"); err != nil || tk.Status != "RUNNING" {
+	if tk, err := e2.MoveTaskGet(ctx, &stores.MoveTaskGetParams{Handle: "h"}); err != nil || tk.Status != "RUNNING" {
 		t.Fatalf("task lost: %v", err)
 	}
 	if err := New(nil).Restore([]Record{&MessageRecord{Queue: "nope"}}); err == nil {
@@ -976,7 +976,7 @@ func randomRun(t *testing.T, seed int64, steps int) {
 			}
 		default:
 			if rnd.intn(2) == 0 {
-				if err := f.e.Maintain(ctx, now); err != nil {
+				if err := f.e.Maintain(ctx, &stores.MaintainParams{Now: now}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -301,6 +301,13 @@ func (e *Engine) MessageChangeVisibility(ctx context.Context, p *stores.MessageC
 func (e *Engine) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*stores.MessageMoveResult, error) {
 	var res *stores.MessageMoveResult
 	err := e.run(ctx, p.Now, func(t *tx) error {
+		var task *TaskRecord
+		if p.Step != nil {
+			var err error
+			if task, err = t.stepTask(p.Step); err != nil {
+				return err
+			}
+		}
 		src, err := t.queue(p.FromName, p.FromID)
 		if err != nil {
 			return err
@@ -347,6 +354,9 @@ func (e *Engine) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (
 		}
 		res.Failed = len(failed)
 		res.Remaining = int64(src.vSeq.Len())
+		if task != nil {
+			res.Task = t.countStep(task, p.Step, res.Moved)
+		}
 		return nil
 	})
 	if err != nil {

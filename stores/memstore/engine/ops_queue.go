@@ -192,8 +192,8 @@ func (e *Engine) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*s
 
 // Maintain drops messages past retention, expired dedup markers and attempt
 // records, and tombstones older than TombstoneTTL.
-func (e *Engine) Maintain(ctx context.Context, now time.Time) error {
-	return e.run(ctx, now, func(t *tx) error {
+func (e *Engine) Maintain(ctx context.Context, p *stores.MaintainParams) error {
+	return e.run(ctx, p.Now, func(t *tx) error {
 		for _, q := range e.queues {
 			t.advance(q)
 		}

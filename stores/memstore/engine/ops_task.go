@@ -22,7 +22,9 @@ func (e *Engine) MoveTaskCreate(ctx context.Context, p *stores.MoveTaskCreatePar
 				return stores.ErrMoveTaskRunning
 			}
 		}
-		t.putTask(&TaskRecord{Task: *p.Task})
+		rec := &TaskRecord{Task: *p.Task}
+		rec.Task.Version = 1
+		t.putTask(rec)
 		return nil
 	})
 }
@@ -52,10 +54,10 @@ func (e *Engine) MoveTaskList(ctx context.Context, p *stores.MoveTaskListParams)
 	return res, nil
 }
 
-func (e *Engine) MoveTaskGet(ctx context.Context, handle string) (*stores.MoveTask, error) {
+func (e *Engine) MoveTaskGet(ctx context.Context, p *stores.MoveTaskGetParams) (*stores.MoveTask, error) {
 	var res *stores.MoveTask
 	err := e.run(ctx, time.Time{}, func(t *tx) error {
-		tr := e.tasks[handle]
+		tr := e.tasks[p.Handle]
 		if tr == nil {
 			return stores.ErrMoveTaskNotFound
 		}
@@ -79,12 +81,14 @@ func (e *Engine) MoveTaskUpdate(ctx context.Context, p *stores.MoveTaskUpdatePar
 		if tr == nil {
 			return stores.ErrMoveTaskNotFound
 		}
-		if p.IfStatus != "" && tr.Task.Status != p.IfStatus {
+		if tr.Task.Version != p.IfVersion {
 			res, conflict = copyTask(&tr.Task), true
 			return nil
 		}
-		t.putTask(&TaskRecord{Task: *p.Task})
-		res = copyTask(p.Task)
+		rec := &TaskRecord{Task: *p.Task}
+		rec.Task.Version = tr.Task.Version + 1
+		t.putTask(rec)
+		res = copyTask(&rec.Task)
 		return nil
 	})
 	if err != nil {
@@ -94,4 +98,29 @@ func (e *Engine) MoveTaskUpdate(ctx context.Context, p *stores.MoveTaskUpdatePar
 		return res, stores.ErrVersionConflict
 	}
 	return res, nil
+}
+
+// stepTask checks a MessageMove's Step against the stored task before the
+// move (see stores.MoveTaskStep).
+func (t *tx) stepTask(s *stores.MoveTaskStep) (*TaskRecord, error) {
+	tr := t.e.tasks[s.Handle]
+	if tr == nil {
+		return nil, stores.ErrMoveTaskNotFound
+	}
+	if tr.Task.Version != s.IfVersion {
+		return nil, stores.ErrVersionConflict
+	}
+	return tr, nil
+}
+
+// countStep records a step's moved messages on its task, in the move's
+// transaction.
+func (t *tx) countStep(tr *TaskRecord, s *stores.MoveTaskStep, moved int) *stores.MoveTask {
+	rec := &TaskRecord{Task: tr.Task}
+	rec.Task.Moved += int64(moved)
+	rec.Task.PacedTo = s.PacedTo
+	rec.Task.UpdatedAt = t.now
+	rec.Task.Version++
+	t.putTask(rec)
+	return copyTask(&rec.Task)
 }
