@@ -24,7 +24,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
 )
 
 // Errors a store returns. The service maps them to SQS errors.
