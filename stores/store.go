@@ -326,8 +326,10 @@ type MessageMoveResult struct {
 	// MovedTo counts the moved messages by destination queue name.
 	MovedTo map[string]int
 	Failed  int
-	// Remaining is the number of visible messages left in the source.
-	Remaining int64
+	// Exhausted: no visible message is left in the source (counting those
+	// that failed), so a move task is done. A store answers it without
+	// counting the queue.
+	Exhausted bool
 	// Task is the stepped task as stored after the step (with Step only).
 	Task *MoveTask
 }
@@ -454,5 +456,22 @@ type Store interface {
 	// messages past retention and expired dedup and attempt records.
 	Maintain(ctx context.Context, p *MaintainParams) error
 
+	// Traits says what the store is like; the service respects it. It is
+	// constant for the store's life.
+	Traits() Traits
+
 	Close() error
+}
+
+// Traits are what a store declares about itself.
+type Traits struct {
+	// OwnClock: the store reads a clock of its own inside its transactions
+	// (PostgreSQL's now()) and uses it when a params struct's Now is zero,
+	// so that instances whose clocks disagree still agree on time. A store
+	// without one (Firestore) leaves it false, and the service then always
+	// passes Now.
+	OwnClock bool
+	// MaxMovePerCall bounds MessageMoveParams.Max, for stores whose
+	// transactions are bounded; 0: no bound beyond the service's own.
+	MaxMovePerCall int
 }

@@ -420,7 +420,7 @@ func testMoveTasks(t *testing.T, s suite) {
 		res, err := e.store.MessageMove(e.ctx, &stores.MessageMoveParams{FromName: "dlq", ToName: "dst", Max: 10, Now: e.clock.Now(),
 			Step: &stores.MoveTaskStep{Handle: h, IfVersion: tk.Version, PacedTo: e.clock.Now()}})
 		wantOK(e.t, err, "MessageMove with Step")
-		if res.Moved != 3 || res.Remaining != 0 || res.Task == nil || res.Task.Moved != 3 || res.Task.Version <= tk.Version ||
+		if res.Moved != 3 || !res.Exhausted || res.Task == nil || res.Task.Moved != 3 || res.Task.Version <= tk.Version ||
 			!res.Task.PacedTo.Equal(e.clock.Now()) || res.Task.Status != "RUNNING" {
 			e.t.Fatalf("step = %+v, task %+v; want 3 moved and counted, a new version, PacedTo stored, still RUNNING", res, res.Task)
 		}

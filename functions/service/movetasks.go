@@ -235,7 +235,11 @@ func (s *Service) movePace(t *stores.MoveTask, now time.Time) (int, time.Time) {
 	if floor := now.Add(-max(s.cfg.MoveTaskStep, time.Second)); from.Before(floor) {
 		from = floor
 	}
-	n := min(int64(now.Sub(from))*rate/int64(time.Second), maxMoveStep)
+	step := int64(maxMoveStep)
+	if m := s.traits.MaxMovePerCall; m > 0 {
+		step = min(step, int64(m))
+	}
+	n := min(int64(now.Sub(from))*rate/int64(time.Second), step)
 	if n < 1 {
 		return 0, from
 	}
@@ -276,7 +280,7 @@ func (s *Service) stepMoveTask(ctx context.Context, t *stores.MoveTask) error {
 	switch t = res.Task; {
 	case res.Moved == 0 && res.Failed > 0:
 		return s.endMoveTask(ctx, t, taskFailed, now)
-	case res.Remaining == 0 || t.Moved >= t.ToMove:
+	case res.Exhausted || t.Moved >= t.ToMove:
 		return s.endMoveTask(ctx, t, taskCompleted, now)
 	}
 	return nil

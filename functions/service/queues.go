@@ -18,9 +18,15 @@ import (
 )
 
 // now is the time passed to stores: the test clock, or zero for the store's own.
+// now is the Now the service passes to the store: its clock when it has
+// one (tests), else zero so that the store uses its own, or the wall clock
+// for a store without one.
 func (s *Service) now() time.Time {
 	if s.cfg.Clock != nil {
 		return s.cfg.Clock()
+	}
+	if !s.traits.OwnClock {
+		return time.Now()
 	}
 	return time.Time{}
 }

@@ -55,8 +55,9 @@ type Service struct {
 	store stores.Store
 	log   *slog.Logger
 	cache *queueCache
-	hub   *wake.Hub
-	idle  *idleMemo
+	hub    *wake.Hub
+	idle   *idleMemo
+	traits stores.Traits
 	// shutdown ends waiting long polls early (with empty results).
 	shutdown chan struct{}
 }
@@ -88,7 +89,7 @@ func New(cfg Config) *Service {
 		cfg.RepairInterval = 2 * time.Second
 	}
 	return &Service{cfg: cfg, store: cfg.Store, log: cfg.Logger, cache: newQueueCache(cfg.QueueCacheTTL),
-		hub: cfg.Wakeups, idle: newIdleMemo(cfg.IdleMemo, cfg.Wakeups), shutdown: make(chan struct{})}
+		hub: cfg.Wakeups, idle: newIdleMemo(cfg.IdleMemo, cfg.Wakeups), traits: cfg.Store.Traits(), shutdown: make(chan struct{})}
 }
 
 type baseKey struct{}

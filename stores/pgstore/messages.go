@@ -698,8 +698,8 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 				res.MovedTo[name] += len(byDest[name])
 			}
 		}
-		if err := t.QueryRow(ctx, `SELECT count(*) FROM messages WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3`,
-			src.id, t.now, after).Scan(&res.Remaining); err != nil {
+		if err := t.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM messages WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3)`,
+			src.id, t.now, after).Scan(&res.Exhausted); err != nil {
 			return err
 		}
 		if p.Step != nil {

@@ -175,6 +175,15 @@ func ensureSchema(ctx context.Context, cc *pgx.ConnConfig, schema string) error 
 	return nil
 }
 
+// Traits: the database's clock; a move reads its candidates in one
+// transaction, so it is bounded.
+func (s *Store) Traits() stores.Traits {
+	return stores.Traits{OwnClock: true, MaxMovePerCall: maxMovePerCall}
+}
+
+// maxMovePerCall bounds one MessageMove's transaction.
+const maxMovePerCall = 1000
+
 // Pool is the store's connection pool (for tools and tests).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 

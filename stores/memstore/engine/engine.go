@@ -67,6 +67,10 @@ func New(c Committer) *Engine {
 	}
 }
 
+// Traits: the engine's clock is the process's (one process owns the data),
+// and its operations are not bounded.
+func (e *Engine) Traits() stores.Traits { return stores.Traits{OwnClock: true} }
+
 // Fail makes every later operation return err (fail-stop). The first error
 // wins.
 func (e *Engine) Fail(err error) {

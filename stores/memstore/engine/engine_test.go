@@ -678,8 +678,8 @@ func TestMessageMove(t *testing.T) {
 		f.check()
 		return *r
 	}
-	eq(t, "first", mv("", 2), stores.MessageMoveResult{Moved: 2, MovedTo: map[string]int{"a": 1, "b.fifo": 1}, Remaining: 3})
-	eq(t, "rest", mv("", 10), stores.MessageMoveResult{Moved: 1, MovedTo: map[string]int{"b.fifo": 1}, Failed: 2, Remaining: 2})
+	eq(t, "first", mv("", 2), stores.MessageMoveResult{Moved: 2, MovedTo: map[string]int{"a": 1, "b.fifo": 1}})
+	eq(t, "rest", mv("", 10), stores.MessageMoveResult{Moved: 1, MovedTo: map[string]int{"b.fifo": 1}, Failed: 2})
 
 	a := f.claim("a", at(50*sec), 10, "X", claimOpt{})
 	eq(t, "back in a", ids(a), []string{"a2"})
@@ -691,7 +691,7 @@ func TestMessageMove(t *testing.T) {
 	eq(t, "new seq", b.Messages[0].SequenceNumber, "10000000000000000002")
 
 	// Explicit destination.
-	eq(t, "explicit", mv("a", 10), stores.MessageMoveResult{Moved: 2, MovedTo: map[string]int{"a": 2}})
+	eq(t, "explicit", mv("a", 10), stores.MessageMoveResult{Moved: 2, MovedTo: map[string]int{"a": 2}, Exhausted: true})
 	eq(t, "in a", f.claimIDs("a", at(50*sec), 10, "Y"), []string{"gone1", "gone2"})
 	if _, err := f.e.MessageMove(ctx, &stores.MessageMoveParams{FromName: "dlq", ToName: "nope", Max: 1}); !errors.Is(err, stores.ErrQueueNotFound) {
 		t.Fatalf("missing destination: %v", err)

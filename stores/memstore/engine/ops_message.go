@@ -353,7 +353,7 @@ func (e *Engine) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (
 			src.place(m)
 		}
 		res.Failed = len(failed)
-		res.Remaining = int64(src.vSeq.Len())
+		res.Exhausted = src.vSeq.Len() == 0
 		if task != nil {
 			res.Task = t.countStep(task, p.Step, res.Moved)
 		}
