@@ -1,23 +1,45 @@
 // Package stores defines the seam between the SQS service layer and the
-// places messages live. A Store offers atomic queue operations: each method is
-// one transaction (a store may retry it internally), nothing spans two calls,
-// and nothing here is shaped like the SQS wire protocol.
+// places messages live, as a contract every store implements (the
+// conformance suite, contract/conformance, proves it through the service).
+//
+// Each method is one atomic operation: what it changes is all applied or
+// none is, a store may retry it internally, and nothing spans two calls.
+// Every method is safe to call concurrently, from any number of processes
+// sharing one backend (a store that one process owns, like the embedded
+// one, says so and refuses a second). Nothing here is shaped like the SQS
+// wire protocol.
 //
 // Policy stays in the service layer: limits, defaults, digests, receipt
-// handle format, which error a condition becomes. The service passes the
-// numbers a rule needs (a window, a cap, a count) and the store applies them
-// atomically. An SQS rule lives in exactly one place.
+// handle format, which error a condition becomes, what wakes long polls.
+// The service passes the numbers a rule needs (a window, a cap, a count)
+// and the store applies them atomically. An SQS rule lives in exactly one
+// place.
+//
+// Bounded work: no call's work has to grow with the size of a queue, so
+// that stores whose transactions are bounded (Firestore: 500 writes and
+// 10 MiB; Spanner: 80,000 mutations) can implement every method. Where
+// a method removes much (QueueDelete, QueuePurge, retention), what a client
+// sees changes at once and a store may remove the rows later, in bounded
+// pages, in passing and in Maintain; the method's contract says what must
+// hold meanwhile. A store declares its bounds in Traits and the service
+// respects them.
+//
+// Time: every params struct has Now, and durations in params count from
+// it. When Now is zero the store uses its own clock (the database's), which
+// it has only if Traits.OwnClock; the service passes Now otherwise, and
+// tests pass a fake clock.
 //
 // Wake-ups are not the store's business: the service publishes them
-// (stores/wake) from what the results report. So a result reports what made
-// messages receivable that the service cannot see itself: the messages a
-// claim redrove (MessageClaimResult.Redriven), a visibility change that
-// makes a message visible sooner (MessageChangeVisibilityResult.Earlier),
-// where a move put messages (MessageMoveResult.MovedTo).
+// (stores/wake) from what the results report. So a result reports what
+// made messages receivable that the service cannot see itself: the
+// messages a claim redrove (MessageClaimResult.Redriven), a visibility
+// change that makes a message visible sooner
+// (MessageChangeVisibilityResult.Earlier), where a move put messages
+// (MessageMoveResult.MovedTo).
 //
-// Time: every params struct has Now. When it is the zero time the store uses
-// its own clock (the database's, where it has one); tests pass a fake clock.
-// Durations in params are counted from that now.
+// Approximate: QueueStats may lag concurrent operations (as SQS's own
+// counts do) but never counts a message that was deleted, purged or expired
+// before the call began, nor misses one sent and committed before it.
 package stores
 
 import (
@@ -105,8 +127,10 @@ type StoredMessage struct {
 	SenderID               string
 	GroupID                string
 	DedupID                string
-	// SequenceNumber orders a FIFO queue: 20 decimal digits, increasing
-	// within the queue. Empty on Standard queues.
+	// SequenceNumber: on FIFO queues 20 decimal digits, unique in the queue
+	// and increasing within a message group in the order the group's sends
+	// committed (SQS promises nothing across groups; a store may give more).
+	// Empty on Standard queues.
 	SequenceNumber  string
 	SentAt          time.Time
 	FirstReceivedAt time.Time // zero until the first receive
@@ -404,34 +428,79 @@ type MaintainParams struct {
 	Now time.Time
 }
 
-// Store is the seam. Every method is atomic.
+// Store is the seam. Every method is atomic and safe for concurrent use;
+// see the package documentation for time, bounds and wake-ups.
 type Store interface {
+	// QueueCreate stores a new queue, or returns the existing queue of that
+	// name unchanged (Created false; the service compares attributes). It
+	// refuses with ErrQueueDeletedRecently within RecreateCooldown of a
+	// deletion of that name. Concurrent creates of one name: one creates,
+	// the others get its queue.
 	QueueCreate(ctx context.Context, p *QueueCreateParams) (*QueueCreateResult, error)
+	// QueueGet returns the queue of that name or ErrQueueNotFound.
 	QueueGet(ctx context.Context, p *QueueGetParams) (*Queue, error)
+	// QueueList returns queues in name order, as committed when read.
 	QueueList(ctx context.Context, p *QueueListParams) ([]*Queue, error)
+	// QueueUpdate applies the changes to the queue incarnation (ID) if its
+	// Version is IfVersion (when set), else ErrVersionConflict; it returns
+	// the stored queue with its new Version.
 	QueueUpdate(ctx context.Context, p *QueueUpdateParams) (*Queue, error)
-	// QueueDelete removes the queue and its messages and remembers when, for
-	// the recreate cooldown.
+	// QueueDelete ends the incarnation at once: from then on the name is
+	// unknown (ErrQueueNotFound) to every method, its messages are never
+	// delivered or counted, and its receipts are ReceiptGone; the deletion
+	// time is remembered for the recreate cooldown. A store may remove the
+	// incarnation's rows later, in bounded pages (in passing and in
+	// Maintain); a queue created again under the name is a new incarnation
+	// and never sees them.
 	QueueDelete(ctx context.Context, p *QueueDeleteParams) error
-	// QueuePurge removes every message of the queue and its deduplication
-	// markers (a message sent again after a purge is delivered, as on AWS).
+	// QueuePurge makes every message of the queue committed before it, and
+	// its deduplication markers and receive attempts, gone at once: never
+	// delivered again, not counted, receipts ReceiptGone, and a message sent
+	// again after the purge is stored (as on AWS). A send racing the purge
+	// may land on either side. It refuses with ErrPurgeInProgress within
+	// MinInterval of the last purge. A store may remove the rows later, in
+	// bounded pages.
 	QueuePurge(ctx context.Context, p *QueuePurgeParams) error
+	// QueueStats counts the queue's messages (see the package documentation
+	// for how approximate).
 	QueueStats(ctx context.Context, p *QueueStatsParams) (*QueueStats, error)
 
+	// MessageSend stores the messages in order, all or none, and returns
+	// one result per message. On FIFO queues a message whose dedup key is
+	// in the window is not stored and echoes the original's MessageId and
+	// SequenceNumber (Duplicate); within one call, a later entry can be a
+	// duplicate of an earlier one. Concurrent sends of one dedup key: one
+	// stores it, all return its MessageId and SequenceNumber. Returns only
+	// after the messages are durable.
 	MessageSend(ctx context.Context, p *MessageSendParams) (*MessageSendResult, error)
-	// MessageClaim receives up to Max visible messages. Standard queues: any
-	// visible messages, oldest first as far as cheap. FIFO queues: from each
-	// group, a contiguous run of visible messages starting at the group's
-	// first remaining message (its head) and stopping at the first message
-	// that is not visible (in flight or delayed); a group whose head is not
-	// visible gives nothing. Groups are taken in the order of their heads'
-	// sequence numbers; several groups may contribute. (So a group with a
-	// message in flight gives nothing more, except that when an earlier
-	// message's visibility lapses it is served again first, as AWS does.)
+	// MessageClaim receives up to Max visible messages under a new delivery
+	// (Token), making them invisible for VisibilityTimeout and counting the
+	// receive. Standard queues: any visible messages, older ones first as
+	// far as cheap. FIFO queues: from each group, a contiguous run of
+	// visible messages starting at the group's first remaining message (its
+	// head) and stopping at the first message that is not visible (in
+	// flight or delayed); a group whose head is not visible gives nothing,
+	// and several groups may contribute, in any order across groups. (So
+	// while a group has a message in flight it gives nothing more, except
+	// that when an earlier message's visibility lapses it is served again
+	// first, as AWS does.) Concurrent claims never hand out one message
+	// twice while its visibility lasts, nor one FIFO group to two claims.
+	// With Redrive, over-received messages go to the dead-letter queue in
+	// the same transaction instead (a store may bound how many one call
+	// moves; later claims move the rest). With AttemptID: see
+	// MessageClaimParams.
 	MessageClaim(ctx context.Context, p *MessageClaimParams) (*MessageClaimResult, error)
-	// MessageDelete returns one outcome per receipt, in order.
+	// MessageDelete judges each receipt (see ReceiptOutcome) and deletes
+	// the messages of current ones (and of expired ones, unless
+	// KeepExpired), in order, in one operation: one outcome per receipt.
 	MessageDelete(ctx context.Context, p *MessageDeleteParams) ([]ReceiptOutcome, error)
+	// MessageChangeVisibility judges the receipt and, when it applies (see
+	// the params), makes the message visible Timeout after Now.
 	MessageChangeVisibility(ctx context.Context, p *MessageChangeVisibilityParams) (*MessageChangeVisibilityResult, error)
+	// MessageMove moves up to Max visible messages, oldest first, to ToName
+	// or back to their sources; with Step it is a move task's step, checked
+	// against the task's version and counted in the same transaction.
+	// Max is at most Traits.MaxMovePerCall when the store declares it.
 	MessageMove(ctx context.Context, p *MessageMoveParams) (*MessageMoveResult, error)
 
 	// MoveTaskCreate stores a new task with Version 1, or returns
@@ -452,9 +521,15 @@ type Store interface {
 	// so Moved stays what the steps counted.)
 	MoveTaskUpdate(ctx context.Context, p *MoveTaskUpdateParams) (*MoveTask, error)
 
-	// Maintain does housekeeping that requests also do in passing: drop
-	// messages past retention and expired dedup and attempt records.
+	// Maintain does the housekeeping that requests also do in passing:
+	// removes messages past retention, expired dedup markers and receive
+	// attempts, old tombstones, and what deletions and purges left. Any
+	// number of instances may run it at once. A store whose transactions
+	// are bounded does it in bounded pages (and may leave the rest to the
+	// next pass).
 	Maintain(ctx context.Context, p *MaintainParams) error
+
+	// Close releases the store; calls after it fail. Safe to call twice.
 
 	// Traits says what the store is like; the service respects it. It is
 	// constant for the store's life.
