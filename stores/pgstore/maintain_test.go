@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -86,5 +87,72 @@ func TestMaintainWithFakeClock(t *testing.T) {
 	}
 	if n := count("SELECT count(*) FROM messages"); n != 0 {
 		t.Errorf("messages after delete = %d, want 0", n)
+	}
+}
+
+// Deleting a queue is one short transaction: its rows stay behind, out of
+// reach, until Maintain removes them a page at a time; a queue created again
+// under the name never sees them, and the record of the deleted incarnation
+// goes once nothing is left and the deletion is old enough.
+func TestQueueDeleteLeavesRowsToMaintain(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	t0 := time.Now().UTC().Truncate(time.Second)
+	q := createQueue(t, s, "big.fifo", true)
+	const n = remainsPage*2 + 5 // more than one page
+	for i := 0; i < n; i += 10 {
+		var msgs []stores.NewMessage
+		for j := i; j < min(i+10, n); j++ {
+			msgs = append(msgs, newMsg("m", "g"+strconv.Itoa(j%7), "d"+strconv.Itoa(j)))
+		}
+		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs,
+			DedupWindow: 5 * time.Minute, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(sql string, args ...any) int {
+		t.Helper()
+		var c int
+		if err := s.pool.QueryRow(ctx, sql, args...).Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if c := count("SELECT count(*) FROM messages WHERE queue_id = $1", q.ID); c != n {
+		t.Fatalf("right after the deletion %d messages are stored, want all %d (removed later)", c, n)
+	}
+	again := createQueue(t, s, "big.fifo", true)
+	if again.ID == q.ID {
+		t.Fatal("the new incarnation has the old id")
+	}
+	res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: again.Name, QueueID: again.ID, Max: 10,
+		VisibilityTimeout: time.Minute, Token: "t"})
+	if err != nil || len(res.Messages) != 0 {
+		t.Fatalf("the new incarnation claimed %d messages (err %v), want none", len(res.Messages), err)
+	}
+	if _, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10,
+		VisibilityTimeout: time.Minute, Token: "t"}); !errors.Is(err, stores.ErrQueueNotFound) {
+		t.Fatalf("a claim on the deleted incarnation: %v, want ErrQueueNotFound", err)
+	}
+
+	if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"messages", "fifo_groups", "dedup"} {
+		if c := count("SELECT count(*) FROM "+table+" WHERE queue_id = $1", q.ID); c != 0 {
+			t.Errorf("after Maintain %d rows of the deleted incarnation are left in %s", c, table)
+		}
+	}
+	if c := count("SELECT count(*) FROM queue_remains WHERE queue_id = $1", q.ID); c != 1 {
+		t.Errorf("the deleted incarnation's record went after a minute (%d left); it stays an hour", c)
+	}
+	if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	if c := count("SELECT count(*) FROM queue_remains WHERE queue_id = $1", q.ID); c != 0 {
+		t.Errorf("the deleted incarnation's record is still there after two hours")
 	}
 }

@@ -189,11 +189,12 @@ func (s *Store) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) er
 		if err != nil {
 			return err
 		}
+		// The incarnation ends here; its rows go later, in pages
+		// (clearRemains), so that deleting a large queue is a short
+		// transaction.
 		b := &pgx.Batch{}
-		b.Queue("DELETE FROM messages WHERE queue_id = $1 AND seq > 0", q.id)
-		b.Queue("DELETE FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0", q.id)
-		b.Queue("DELETE FROM dedup WHERE queue_id = $1", q.id)
-		b.Queue("DELETE FROM receive_attempts WHERE queue_id = $1", q.id)
+		b.Queue(`INSERT INTO queue_remains (queue_id, deleted_at) VALUES ($1, $2)
+			ON CONFLICT (queue_id) DO NOTHING`, q.id, t.now)
 		b.Queue("DELETE FROM queues WHERE name = $1", q.name)
 		b.Queue(`INSERT INTO queue_tombstones (name, deleted_at) VALUES ($1, $2)
 			ON CONFLICT (name) DO UPDATE SET deleted_at = excluded.deleted_at`, q.name, t.now)
@@ -257,9 +258,10 @@ func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*st
 }
 
 // Maintain drops messages past retention, expired dedup markers and receive
-// attempts, and tombstones older than TombstoneTTL.
+// attempts, tombstones older than TombstoneTTL, and (in pages) the rows of
+// deleted queues.
 func (s *Store) Maintain(ctx context.Context, p *stores.MaintainParams) error {
-	return s.run(ctx, func(t *txn) error {
+	err := s.run(ctx, func(t *txn) error {
 		if err := t.resolveNow(ctx, p.Now); err != nil {
 			return err
 		}
@@ -270,13 +272,76 @@ func (s *Store) Maintain(ctx context.Context, p *stores.MaintainParams) error {
 		b.Queue(`DELETE FROM messages m USING queues q
 			WHERE m.queue_id = q.id AND NOT q.fifo AND q.retention_us > 0
 			  AND m.sent_at <= $1::timestamptz - q.retention_us * interval '1 microsecond'`, t.now)
-		// Rows of incarnations that no longer exist (a send racing a
-		// DeleteQueue can leave a few).
-		b.Queue(`DELETE FROM messages m WHERE NOT EXISTS (SELECT 1 FROM queues q WHERE q.id = m.queue_id)`)
-		b.Queue(`DELETE FROM fifo_groups f WHERE NOT EXISTS (SELECT 1 FROM queues q WHERE q.id = f.queue_id)`)
 		b.Queue("DELETE FROM dedup WHERE expires_at <= $1", t.now)
 		b.Queue("DELETE FROM receive_attempts WHERE expires_at <= $1", t.now)
 		b.Queue("DELETE FROM queue_tombstones WHERE deleted_at <= $1", t.now.Add(-TombstoneTTL))
 		return t.SendBatch(ctx, b).Close()
 	})
+	if err != nil {
+		return err
+	}
+	return s.clearRemains(ctx, p.Now)
+}
+
+// remainsPage is how many rows of a deleted incarnation one transaction
+// removes.
+const remainsPage = 1000
+
+// remainsKept is how long an incarnation's entry stays after its deletion,
+// for rows a send racing the deletion added just after it.
+const remainsKept = time.Hour
+
+// clearRemains removes the rows of deleted incarnations a page at a time,
+// each page its own transaction, and drops an incarnation's entry once
+// nothing of it is left and remainsKept has passed.
+func (s *Store) clearRemains(ctx context.Context, now time.Time) error {
+	rows, err := s.pool.Query(ctx, "SELECT queue_id, deleted_at FROM queue_remains ORDER BY deleted_at LIMIT 100")
+	if err != nil {
+		return err
+	}
+	type remain struct {
+		id string
+		at time.Time
+	}
+	remains, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (remain, error) {
+		var x remain
+		err := r.Scan(&x.id, &x.at)
+		return x, err
+	})
+	if err != nil {
+		return err
+	}
+	pages := []string{
+		`DELETE FROM messages WHERE ctid = ANY(ARRAY(SELECT ctid FROM messages WHERE queue_id = $1 AND seq > 0 LIMIT $2))`,
+		`DELETE FROM fifo_groups WHERE ctid = ANY(ARRAY(SELECT ctid FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0 LIMIT $2))`,
+		`DELETE FROM dedup WHERE ctid = ANY(ARRAY(SELECT ctid FROM dedup WHERE queue_id = $1 LIMIT $2))`,
+		`DELETE FROM receive_attempts WHERE ctid = ANY(ARRAY(SELECT ctid FROM receive_attempts WHERE queue_id = $1 LIMIT $2))`,
+	}
+	for _, r := range remains {
+		for _, sql := range pages {
+			for {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				var n int64
+				err := s.retry(ctx, func() error {
+					tag, err := s.pool.Exec(ctx, sql, r.id, remainsPage)
+					n = tag.RowsAffected()
+					return err
+				})
+				if err != nil {
+					return err
+				}
+				s.changed(int(n))
+				if n < remainsPage {
+					break
+				}
+			}
+		}
+		if _, err := s.pool.Exec(ctx, `DELETE FROM queue_remains WHERE queue_id = $1 AND deleted_at <= coalesce($2::timestamptz, now()) - $3::interval`,
+			r.id, nowArg(now), remainsKept); err != nil {
+			return err
+		}
+	}
+	return nil
 }
