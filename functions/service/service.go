@@ -51,10 +51,10 @@ type Config struct {
 
 // Service implements every SQS action.
 type Service struct {
-	cfg   Config
-	store stores.Store
-	log   *slog.Logger
-	cache *queueCache
+	cfg    Config
+	store  stores.Store
+	log    *slog.Logger
+	cache  *queueCache
 	hub    *wake.Hub
 	idle   *idleMemo
 	traits stores.Traits
