@@ -70,6 +70,11 @@ var (
 
 // Queue is a queue's stored record.
 type Queue struct {
+	// Name is the queue's key, unique in the store: the service qualifies
+	// queue names by account and region (several of each may share one
+	// store; see functions/service/accounts.go). Stores compare, order and
+	// prefix-match it as an opaque string; it holds letters, digits, '-',
+	// '_', '.' and ':'.
 	Name string
 	// ID names this incarnation of the queue: a queue deleted and created
 	// again under the same name has a new ID. Chosen by the service.

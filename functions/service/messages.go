@@ -29,7 +29,7 @@ type sendRequest struct {
 // prepareMessage validates one message against its queue and builds what the
 // store keeps. FIFO requirement errors are returned separately (fifoErr)
 // because batches report them for the whole request.
-func (s *Service) prepareMessage(cfg contract.QueueConfig, r sendRequest) (msg stores.NewMessage, size int, err error) {
+func (s *Service) prepareMessage(ctx context.Context, cfg contract.QueueConfig, r sendRequest) (msg stores.NewMessage, size int, err error) {
 	if r.Body == nil || *r.Body == "" {
 		return msg, 0, contract.ErrMissingParameter("MessageBody")
 	}
@@ -75,7 +75,7 @@ func (s *Service) prepareMessage(cfg contract.QueueConfig, r sendRequest) (msg s
 		MD5OfBody:              contract.MD5OfBody(body),
 		MD5OfMessageAttributes: contract.MD5OfAttributes(r.Attributes),
 		MD5OfSystemAttributes:  contract.MD5OfAttributes(r.SystemAttributes),
-		SenderID:               s.cfg.AccountID,
+		SenderID:               s.caller(ctx).AccountID,
 		Delay:                  time.Duration(delay) * time.Second,
 	}
 	if r.GroupID != nil {
@@ -119,7 +119,7 @@ func (s *Service) SendMessage(ctx context.Context, in *contract.SendMessageInput
 	cfg := contract.ParseQueueConfig(q.Attributes)
 	r := sendRequest{Body: in.MessageBody, DelaySeconds: in.DelaySeconds, Attributes: in.MessageAttributes,
 		SystemAttributes: in.MessageSystemAttributes, DedupID: in.MessageDeduplicationId, GroupID: in.MessageGroupId}
-	msg, _, err := s.prepareMessage(cfg, r)
+	msg, _, err := s.prepareMessage(ctx, cfg, r)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +200,7 @@ func (s *Service) SendMessageBatch(ctx context.Context, in *contract.SendMessage
 		}); err != nil {
 			return nil, err
 		}
-		msg, size, err := s.prepareMessage(cfg, r)
+		msg, size, err := s.prepareMessage(ctx, cfg, r)
 		if err != nil {
 			if size > cfg.MaxMessageSize { // batches word this one differently
 				err = contract.ErrInvalidParameterValue(fmt.Sprintf("One or more parameters cannot be validated. Reason: Message must be shorter than %d bytes.", cfg.MaxMessageSize))
@@ -280,7 +280,7 @@ func (s *Service) ReceiveMessage(ctx context.Context, in *contract.ReceiveMessag
 		AttemptID:         attempt, AttemptWindow: contract.ReceiveAttemptWindow,
 	}
 	if cfg.Redrive != nil {
-		if _, _, dlq, ok := contract.ParseQueueARN(cfg.Redrive.DeadLetterTargetArn); ok {
+		if dlq, ok := s.arnStoreName(ctx, cfg.Redrive.DeadLetterTargetArn); ok {
 			p.Redrive = &stores.Redrive{MaxReceiveCount: cfg.Redrive.MaxReceiveCount, QueueName: dlq}
 		}
 	}

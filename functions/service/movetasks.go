@@ -261,8 +261,7 @@ func (s *Service) stepMoveTask(ctx context.Context, t *stores.MoveTask) error {
 	}
 	dest := ""
 	if t.DestinationArn != "" {
-		_, _, name, _ := contract.ParseQueueARN(t.DestinationArn)
-		dest = name
+		dest, _, _ = s.arnOwner(t.DestinationArn) // the task's own account's, checked at its start
 	}
 	res, err := s.store.MessageMove(ctx, &stores.MessageMoveParams{FromName: src.Name, FromID: src.ID, ToName: dest, Max: budget,
 		Step: &stores.MoveTaskStep{Handle: t.Handle, IfVersion: t.Version, PacedTo: pacedTo}, Now: s.now()})

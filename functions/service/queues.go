@@ -17,7 +17,6 @@ import (
 	"github.com/sluicehq/sluice/stores"
 )
 
-// now is the time passed to stores: the test clock, or zero for the store's own.
 // now is the Now the service passes to the store: its clock when it has
 // one (tests), else zero so that the store uses its own, or the wall clock
 // for a store without one.
@@ -39,7 +38,8 @@ func (s *Service) wallNow() time.Time {
 	return time.Now()
 }
 
-func (s *Service) queueURL(ctx context.Context, name string) string {
+// queueURL is the URL of the queue the store names storeName.
+func (s *Service) queueURL(ctx context.Context, storeName string) string {
 	base := s.cfg.BaseURL
 	if base == "" {
 		base, _ = ctx.Value(baseKey{}).(string)
@@ -47,11 +47,34 @@ func (s *Service) queueURL(ctx context.Context, name string) string {
 	if base == "" {
 		base = "http://localhost:9324"
 	}
-	return contract.QueueURL(base, s.cfg.AccountID, name)
+	c, name := s.owner(storeName)
+	return contract.QueueURL(base, c.AccountID, name)
 }
 
-func (s *Service) queueARN(name string) string {
-	return contract.QueueARN(s.cfg.Region, s.cfg.AccountID, name)
+// queueARN is the ARN of the queue the store names storeName.
+func (s *Service) queueARN(storeName string) string {
+	c, name := s.owner(storeName)
+	return contract.QueueARN(c.Region, c.AccountID, name)
+}
+
+// arnStoreName is the store name of the queue an ARN names, if the ARN is
+// the caller's.
+func (s *Service) arnStoreName(ctx context.Context, arn string) (string, bool) {
+	name, c, ok := s.arnOwner(arn)
+	if !ok || c != s.caller(ctx) {
+		return "", false
+	}
+	return name, true
+}
+
+// arnOwner is the store name of the queue an ARN names, and its owner.
+func (s *Service) arnOwner(arn string) (string, Caller, bool) {
+	region, account, name, ok := contract.ParseQueueARN(arn)
+	if !ok {
+		return "", Caller{}, false
+	}
+	c := Caller{AccountID: account, Region: region}
+	return s.storeName(c, name), c, true
 }
 
 // storeErr turns a store error into the SQS error a client sees.
@@ -73,7 +96,7 @@ func (s *Service) storeErr(err error) error {
 
 // queueFromURL resolves a QueueUrl to the queue (possibly cached).
 func (s *Service) queueFromURL(ctx context.Context, queueURL string) (*stores.Queue, error) {
-	name, err := s.queueNameFromURL(queueURL)
+	name, err := s.queueNameFromURL(ctx, queueURL)
 	if err != nil {
 		return nil, err
 	}
@@ -82,22 +105,25 @@ func (s *Service) queueFromURL(ctx context.Context, queueURL string) (*stores.Qu
 
 // queueFromURLFresh resolves a QueueUrl reading the store.
 func (s *Service) queueFromURLFresh(ctx context.Context, queueURL string) (*stores.Queue, error) {
-	name, err := s.queueNameFromURL(queueURL)
+	name, err := s.queueNameFromURL(ctx, queueURL)
 	if err != nil {
 		return nil, err
 	}
 	return s.queueByNameFresh(ctx, name)
 }
 
-func (s *Service) queueNameFromURL(queueURL string) (string, error) {
+// queueNameFromURL is the store name of the caller's queue a QueueUrl
+// names; another account's URL names no queue of the caller's.
+func (s *Service) queueNameFromURL(ctx context.Context, queueURL string) (string, error) {
 	if queueURL == "" {
 		return "", contract.ErrMissingParameter("QueueUrl")
 	}
+	c := s.caller(ctx)
 	account, name, ok := contract.ParseQueueURL(queueURL)
-	if !ok || account != s.cfg.AccountID {
+	if !ok || account != c.AccountID {
 		return "", contract.ErrQueueDoesNotExist()
 	}
-	return name, nil
+	return s.storeName(c, name), nil
 }
 
 // queueByName returns the queue, from the cache when it is fresh there.
@@ -119,10 +145,10 @@ func (s *Service) queueByNameFresh(ctx context.Context, name string) (*stores.Qu
 	return q, nil
 }
 
-// queueFromARN resolves an SQS ARN of this account and region.
+// queueFromARN resolves an SQS ARN of the caller's account and region.
 func (s *Service) queueFromARN(ctx context.Context, arn string) (*stores.Queue, error) {
-	region, account, name, ok := contract.ParseQueueARN(arn)
-	if !ok || region != s.cfg.Region || account != s.cfg.AccountID {
+	name, ok := s.arnStoreName(ctx, arn)
+	if !ok {
 		return nil, contract.ErrQueueDoesNotExist()
 	}
 	return s.queueByName(ctx, name)
@@ -146,7 +172,8 @@ func (s *Service) CreateQueue(ctx context.Context, in *contract.CreateQueueInput
 	if e := validateTags(in.Tags, 0); e != nil {
 		return nil, e
 	}
-	if err := s.checkRedrive(ctx, in.QueueName, fifo, given[contract.AttrRedrivePolicy]); err != nil {
+	name := s.storeName(s.caller(ctx), in.QueueName)
+	if err := s.checkRedrive(ctx, name, fifo, given[contract.AttrRedrivePolicy]); err != nil {
 		return nil, err
 	}
 	attrs := contract.MergeQueueAttributes(contract.DefaultQueueAttributes(fifo), given)
@@ -156,7 +183,7 @@ func (s *Service) CreateQueue(ctx context.Context, in *contract.CreateQueueInput
 	cfg := contract.ParseQueueConfig(attrs)
 	res, err := s.store.QueueCreate(ctx, &stores.QueueCreateParams{
 		Queue: &stores.Queue{
-			Name: in.QueueName, ID: uuid.NewString(), FIFO: fifo, Attributes: attrs, Tags: in.Tags,
+			Name: name, ID: uuid.NewString(), FIFO: fifo, Attributes: attrs, Tags: in.Tags,
 			Retention: time.Duration(cfg.RetentionSeconds) * time.Second,
 		},
 		RecreateCooldown: contract.QueueRecreateCooldown,
@@ -180,7 +207,7 @@ func (s *Service) CreateQueue(ctx context.Context, in *contract.CreateQueueInput
 			}
 		}
 	}
-	return &contract.CreateQueueOutput{QueueUrl: s.queueURL(ctx, in.QueueName)}, nil
+	return &contract.CreateQueueOutput{QueueUrl: s.queueURL(ctx, name)}, nil
 }
 
 // checkRedrive checks a RedrivePolicy against its dead-letter queue: it
@@ -217,13 +244,15 @@ func (s *Service) GetQueueUrl(ctx context.Context, in *contract.GetQueueUrlInput
 	if in.QueueName == "" {
 		return nil, contract.ErrMissingParameter("QueueName")
 	}
-	if in.QueueOwnerAWSAccountId != "" && in.QueueOwnerAWSAccountId != s.cfg.AccountID {
+	c := s.caller(ctx)
+	if in.QueueOwnerAWSAccountId != "" && in.QueueOwnerAWSAccountId != c.AccountID {
 		return nil, contract.ErrQueueDoesNotExist()
 	}
-	if _, err := s.queueByName(ctx, in.QueueName); err != nil {
+	name := s.storeName(c, in.QueueName)
+	if _, err := s.queueByName(ctx, name); err != nil {
 		return nil, err
 	}
-	return &contract.GetQueueUrlOutput{QueueUrl: s.queueURL(ctx, in.QueueName)}, nil
+	return &contract.GetQueueUrlOutput{QueueUrl: s.queueURL(ctx, name)}, nil
 }
 
 func (s *Service) DeleteQueue(ctx context.Context, in *contract.DeleteQueueInput) (*contract.Empty, error) {
@@ -294,9 +323,9 @@ func (s *Service) ListQueues(ctx context.Context, in *contract.ListQueuesInput) 
 	if limit == 0 {
 		limit = contract.MaxListResults
 	}
-	qs, err := s.store.QueueList(ctx, &stores.QueueListParams{Prefix: in.QueueNamePrefix, After: after, Limit: limit + 1})
+	qs, err := s.listOwn(ctx, in.QueueNamePrefix, after, limit+1)
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, err
 	}
 	out := &contract.ListQueuesOutput{}
 	for i, q := range qs {

@@ -88,8 +88,12 @@ func New(cfg Config) *Service {
 	if cfg.RepairInterval <= 0 {
 		cfg.RepairInterval = 2 * time.Second
 	}
-	return &Service{cfg: cfg, store: cfg.Store, log: cfg.Logger, cache: newQueueCache(cfg.QueueCacheTTL),
-		hub: cfg.Wakeups, idle: newIdleMemo(cfg.IdleMemo, cfg.Wakeups), traits: cfg.Store.Traits(), shutdown: make(chan struct{})}
+	var traits stores.Traits
+	if cfg.Store != nil { // handler tests build services that never reach a store
+		traits = cfg.Store.Traits()
+	}
+	return &Service{traits: traits, cfg: cfg, store: cfg.Store, log: cfg.Logger, cache: newQueueCache(cfg.QueueCacheTTL),
+		hub: cfg.Wakeups, idle: newIdleMemo(cfg.IdleMemo, cfg.Wakeups), shutdown: make(chan struct{})}
 }
 
 type baseKey struct{}

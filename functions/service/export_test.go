@@ -1,0 +1,6 @@
+package service
+
+import "context"
+
+// CallerOf tells tests whom a context's requests act for.
+func CallerOf(s *Service, ctx context.Context) Caller { return s.caller(ctx) }
