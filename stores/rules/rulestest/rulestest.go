@@ -53,36 +53,33 @@ type WindowCase struct {
 	Within bool
 }
 
+// span are the boundaries of a window of d from T0: its start, a
+// microsecond before and exactly at its end, after it, and a clock that
+// went back to before its start.
+func span(d time.Duration) []WindowCase {
+	return []WindowCase{
+		{"at the start", T0, d, T0, true},
+		{"one microsecond before the end", T0, d, T0.Add(d - us), true},
+		{"exactly at the end", T0, d, T0.Add(d), false},
+		{"after the end", T0, d, T0.Add(d + us), false},
+		{"clock went back", T0, d, T0.Add(-time.Hour), true},
+	}
+}
+
 // WindowCases are the cases of the windows: rules.Duplicate,
 // rules.AttemptInWindow, rules.RecreateRefused, rules.PurgeRefused (with a
 // Start that is not zero).
 func WindowCases() []WindowCase {
-	w := 5 * time.Minute
-	return []WindowCase{
-		{"at the start", T0, w, T0, true},
-		{"inside", T0, w, T0.Add(w / 2), true},
-		{"one microsecond before the end", T0, w, T0.Add(w - us), true},
-		{"exactly at the end", T0, w, T0.Add(w), false},
-		{"after the end", T0, w, T0.Add(w + us), false},
-		{"clock went back", T0, w, T0.Add(-time.Hour), true},
-		{"zero window", T0, 0, T0, false},
-		{"zero window, later", T0, 0, T0.Add(us), false},
-		{"zero window, clock went back", T0, 0, T0.Add(-us), true},
-	}
+	return append(span(5*time.Minute),
+		WindowCase{"zero window", T0, 0, T0, false},
+		WindowCase{"zero window, later", T0, 0, T0.Add(us), false},
+		WindowCase{"zero window, clock went back", T0, 0, T0.Add(-us), true},
+	)
 }
 
 // TombstoneCases are WindowCases of rules.TombstoneKept: Window is
 // rules.TombstoneTTL.
-func TombstoneCases() []WindowCase {
-	ttl := rules.TombstoneTTL
-	return []WindowCase{
-		{"just deleted", T0, ttl, T0, true},
-		{"one microsecond before the end", T0, ttl, T0.Add(ttl - us), true},
-		{"exactly at the end", T0, ttl, T0.Add(ttl), false},
-		{"after the end", T0, ttl, T0.Add(ttl + time.Hour), false},
-		{"clock went back", T0, ttl, T0.Add(-time.Hour), true},
-	}
-}
+func TombstoneCases() []WindowCase { return span(rules.TombstoneTTL) }
 
 // RetentionCase is a message sent at SentAt, at Now, in a queue that
 // retains messages for Retention.
@@ -94,18 +91,17 @@ type RetentionCase struct {
 	Retained  bool
 }
 
-// RetentionCases are the cases of rules.Retained and rules.RetentionCutoff.
+// RetentionCases are the cases of rules.Retained and rules.RetentionCutoff:
+// a retention is a window from the send.
 func RetentionCases() []RetentionCase {
-	r := time.Hour
-	return []RetentionCase{
-		{"just sent", r, T0, T0, true},
-		{"one microsecond before the end", r, T0, T0.Add(r - us), true},
-		{"exactly at the end", r, T0, T0.Add(r), false},
-		{"after the end", r, T0, T0.Add(r + us), false},
-		{"clock went back", r, T0, T0.Add(-time.Hour), true},
-		{"no retention", 0, T0, T0.Add(10000 * time.Hour), true},
-		{"no retention, clock went back", 0, T0, T0.Add(-time.Hour), true},
+	var cs []RetentionCase
+	for _, w := range span(time.Hour) {
+		cs = append(cs, RetentionCase{w.Name, w.Window, w.Start, w.Now, w.Within})
 	}
+	return append(cs,
+		RetentionCase{"no retention", 0, T0, T0.Add(10000 * time.Hour), true},
+		RetentionCase{"no retention, clock went back", 0, T0, T0.Add(-time.Hour), true},
+	)
 }
 
 // RedriveCase is a message received Received times already, claimed from
