@@ -13,15 +13,6 @@ import (
 	"github.com/sluicehq/sluice/stores"
 )
 
-// Move task statuses, as ListMessageMoveTasks reports them.
-const (
-	taskRunning    = "RUNNING"
-	taskCompleted  = "COMPLETED"
-	taskCancelling = "CANCELLING"
-	taskCancelled  = "CANCELLED"
-	taskFailed     = "FAILED"
-)
-
 // defaultMoveRate is the pace of a task started without
 // MaxNumberOfMessagesPerSecond.
 const defaultMoveRate = contract.MaxMoveRate
@@ -109,7 +100,7 @@ func (s *Service) StartMessageMoveTask(ctx context.Context, in *contract.StartMe
 	handle := encodeTaskHandle(taskHandle{ID: uuid.NewString(), SourceArn: in.SourceArn})
 	err = s.store.MoveTaskCreate(ctx, &stores.MoveTaskCreateParams{Task: &stores.MoveTask{
 		Handle: handle, SourceName: src.Name, SourceArn: in.SourceArn, DestinationArn: dest, MaxPerSecond: rate,
-		Status: taskRunning, ToMove: st.Visible, StartedAt: now, UpdatedAt: now, PacedTo: now,
+		Status: stores.MoveTaskRunning, ToMove: st.Visible, StartedAt: now, UpdatedAt: now, PacedTo: now,
 	}})
 	if errors.Is(err, stores.ErrMoveTaskRunning) {
 		return nil, contract.ErrInvalidParameterValue("There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
@@ -139,10 +130,10 @@ func (s *Service) CancelMessageMoveTask(ctx context.Context, in *contract.Cancel
 		if err != nil {
 			return nil, s.storeErr(err)
 		}
-		if t.Status != taskRunning {
+		if t.Status != stores.MoveTaskRunning {
 			return nil, contract.ErrUnsupportedOperation("Only active tasks can be cancelled.")
 		}
-		t.Status = taskCancelled
+		t.Status = stores.MoveTaskCancelled
 		t.UpdatedAt = s.wallNow()
 		got, err = s.store.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: t, IfVersion: t.Version})
 		if errors.Is(err, stores.ErrVersionConflict) {
@@ -190,7 +181,7 @@ func (s *Service) ListMessageMoveTasks(ctx context.Context, in *contract.ListMes
 			r := int64(t.MaxPerSecond)
 			e.MaxNumberOfMessagesPerSecond = &r
 		}
-		if t.Status == taskRunning {
+		if t.Status == stores.MoveTaskRunning {
 			e.TaskHandle = t.Handle
 		}
 		toMove := t.ToMove
@@ -206,7 +197,7 @@ func (s *Service) ListMessageMoveTasks(ctx context.Context, in *contract.ListMes
 // atomically (stores.MoveTaskStep), so a step that lost the race moves
 // nothing.
 func (s *Service) RunMoveTasks(ctx context.Context) error {
-	tasks, err := s.store.MoveTaskList(ctx, &stores.MoveTaskListParams{Status: taskRunning})
+	tasks, err := s.store.MoveTaskList(ctx, &stores.MoveTaskListParams{Status: stores.MoveTaskRunning})
 	if err != nil {
 		return s.storeErr(err)
 	}
@@ -257,7 +248,7 @@ func (s *Service) stepMoveTask(ctx context.Context, t *stores.MoveTask) error {
 	}
 	src, err := s.queueByName(ctx, t.SourceName)
 	if err != nil {
-		return s.endMoveTask(ctx, t, taskFailed, now)
+		return s.endMoveTask(ctx, t, stores.MoveTaskFailed, now)
 	}
 	dest := ""
 	if t.DestinationArn != "" {
@@ -267,7 +258,7 @@ func (s *Service) stepMoveTask(ctx context.Context, t *stores.MoveTask) error {
 		Step: &stores.MoveTaskStep{Handle: t.Handle, IfVersion: t.Version, PacedTo: pacedTo}, Now: s.now()})
 	switch {
 	case errors.Is(err, stores.ErrQueueNotFound):
-		return s.endMoveTask(ctx, t, taskFailed, now)
+		return s.endMoveTask(ctx, t, stores.MoveTaskFailed, now)
 	case errors.Is(err, stores.ErrVersionConflict), errors.Is(err, stores.ErrMoveTaskNotFound):
 		return nil // stepped by another instance meanwhile, or cancelled: nothing moved
 	case err != nil:
@@ -278,9 +269,9 @@ func (s *Service) stepMoveTask(ctx context.Context, t *stores.MoveTask) error {
 	// finished task, the next step (anywhere) finds nothing left and ends it.
 	switch t = res.Task; {
 	case res.Moved == 0 && res.Failed > 0:
-		return s.endMoveTask(ctx, t, taskFailed, now)
+		return s.endMoveTask(ctx, t, stores.MoveTaskFailed, now)
 	case res.Exhausted || t.Moved >= t.ToMove:
-		return s.endMoveTask(ctx, t, taskCompleted, now)
+		return s.endMoveTask(ctx, t, stores.MoveTaskCompleted, now)
 	}
 	return nil
 }
@@ -289,7 +280,7 @@ func (s *Service) stepMoveTask(ctx context.Context, t *stores.MoveTask) error {
 // (cancelled, or stepped by another instance, which then decides).
 func (s *Service) endMoveTask(ctx context.Context, t *stores.MoveTask, status string, now time.Time) error {
 	t.Status, t.UpdatedAt = status, now
-	if status == taskFailed {
+	if status == stores.MoveTaskFailed {
 		t.FailureReason = "AWS.SimpleQueueService.NonExistentQueue"
 	}
 	_, err := s.store.MoveTaskUpdate(ctx, &stores.MoveTaskUpdateParams{Task: t, IfVersion: t.Version})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/memstore/engine"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 func TestCodecRoundTripsExactly(t *testing.T) {
@@ -28,7 +29,7 @@ func TestCodecRoundTripsExactly(t *testing.T) {
 		{"big", strings.Repeat("\u00e9\t\n\"\\", 100000), t0, tagJSON},
 	}
 	for _, c := range cases {
-		in := &engine.MessageRecord{Queue: "q", Seq: engine.SeqBase + 7, VisibleAt: c.when, Token: "tok", Message: stores.StoredMessage{
+		in := &engine.MessageRecord{Queue: "q", Seq: rules.FirstSequence + 7, VisibleAt: c.when, Token: "tok", Message: stores.StoredMessage{
 			ID: "id", Body: c.body, SentAt: c.when, SequenceNumber: "10000000000000000007",
 			Attributes: map[string]stores.Attribute{
 				"s": {DataType: "String", StringValue: str(c.body)},
@@ -65,7 +66,7 @@ func TestCodecAllKinds(t *testing.T) {
 	recs := []engine.Record{
 		&engine.QueueRecord{Queue: stores.Queue{Name: "q", ID: "i", FIFO: true, Attributes: map[string]string{}, Tags: map[string]string{"a": "b"},
 			Retention: time.Hour, CreatedAt: t0, ModifiedAt: t0, Version: 3}, LastPurgeAt: t0},
-		&engine.CounterRecord{Queue: "q", Next: engine.SeqBase + 99},
+		&engine.CounterRecord{Queue: "q", Next: rules.FirstSequence + 99},
 		&engine.DedupRecord{Queue: "q", Scope: "g", DedupID: "d", MessageID: "m", SequenceNumber: "10000000000000000001", CreatedAt: t0, ExpiresAt: t0},
 		&engine.AttemptRecord{Queue: "q", AttemptID: "a", Token: "t", MessageIDs: []string{"m1", "m2"}, CreatedAt: t0, ExpiresAt: t0},
 		&engine.TaskRecord{Task: stores.MoveTask{Handle: "h", SourceArn: "s", Status: "RUNNING", Moved: 3, ToMove: 9, StartedAt: t0, UpdatedAt: t0, PacedTo: t0, Version: 4}},

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 // A claim is one transaction:
@@ -205,7 +206,7 @@ func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fif
 func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
 	sweep := s.sweepDue(p.QueueName+"\x00"+p.QueueID, p.Now)
 	if fifo, ok := s.fifoOf(p.QueueID); ok && (fifo || !sweep) && p.QueueID != "" && p.Max > 0 && p.AttemptID == "" &&
-		(p.Redrive == nil || p.Redrive.MaxReceiveCount <= 0 || p.Redrive.QueueName == p.QueueName) {
+		rules.RedriveTarget(p.Redrive, p.QueueName) == "" {
 		return s.fastClaim(ctx, p, fifo, sweep)
 	}
 	var res *stores.MessageClaimResult
@@ -222,7 +223,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 		}
 		vt := max(p.VisibilityTimeout, 0)
 		until := t.now.Add(vt)
-		after := sentAfter(q.cutoff(t.now))
+		after := sentAfter(rules.RetentionCutoff(q.retention, t.now))
 
 		var got []stores.ClaimedMessage
 		replayed := false
@@ -279,13 +280,15 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 // says how many it moved to the dead-letter queue instead. With sweep, a
 // FIFO claim sweeps expired messages first.
 func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimParams, until time.Time, after any, sweep bool) (got []stores.ClaimedMessage, redriven int, err error) {
+	// The claim statements redrive what was received maxRC times already
+	// (rules.Redrives, in SQL): none without a dead-letter queue.
 	maxRC := math.MaxInt32
 	var dlq *queueRow
-	if r := p.Redrive; r != nil && r.MaxReceiveCount > 0 && r.QueueName != q.name {
-		d, err := t.queue(ctx, r.QueueName, "", time.Time{}, lockNone)
+	if name := rules.RedriveTarget(p.Redrive, q.name); name != "" {
+		d, err := t.queue(ctx, name, "", time.Time{}, lockNone)
 		switch {
 		case err == nil:
-			dlq, maxRC = d, r.MaxReceiveCount
+			dlq, maxRC = d, p.Redrive.MaxReceiveCount
 		case !errors.Is(err, stores.ErrQueueNotFound):
 			return nil, 0, err
 		}
@@ -334,9 +337,10 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 	return got, redriven, nil
 }
 
-// replay repeats an earlier claim with the same attempt id when it is within
-// its window and every message it returned is still in flight under its
-// token: same messages, same token, visibility restarted.
+// replay repeats an earlier claim with the same attempt id when
+// rules.AttemptReplays says so: same messages, same token, visibility
+// restarted. (A replay is a client's retry, rare enough for the rule to be
+// judged here rather than written again in SQL: one more round trip.)
 func (t *txn) replay(ctx context.Context, q *queueRow, p *stores.MessageClaimParams, until time.Time) ([]stores.ClaimedMessage, bool, error) {
 	var token string
 	var ids []string
@@ -349,22 +353,18 @@ func (t *txn) replay(ctx context.Context, q *queueRow, p *stores.MessageClaimPar
 	if err != nil {
 		return nil, false, err
 	}
-	if len(ids) == 0 || !t.now.Before(created.Add(p.AttemptWindow)) {
+	if len(ids) == 0 || !rules.AttemptInWindow(created, p.AttemptWindow, t.now) {
+		return nil, false, nil // without reading the messages
+	}
+	ds, err := t.deliveries(ctx, q, ids)
+	if err != nil {
+		return nil, false, err
+	}
+	if !rules.AttemptReplays(created, p.AttemptWindow, token, ds, t.now) {
 		return nil, false, nil
 	}
-	rows, err := t.Query(ctx, `WITH held AS (
-			SELECT ctid FROM messages
-			WHERE queue_id = $1 AND message_id = ANY($2::text[]) AND token = $3
-			  AND receive_count > 0 AND visible_at > $4
-			FOR UPDATE
-		), whole AS (
-			SELECT count(*) = cardinality($2::text[]) AS ok FROM held
-		), upd AS (
-			UPDATE messages m SET visible_at = $5 FROM held, whole
-			WHERE whole.ok AND m.ctid = held.ctid
-			RETURNING m.*
-		)
-		SELECT `+msgCols+`, array_position($2::text[], message_id) FROM upd`, q.id, ids, token, t.now, until)
+	rows, err := t.Query(ctx, `UPDATE messages SET visible_at = $3 WHERE queue_id = $1 AND message_id = ANY($2::text[])
+		RETURNING `+msgCols+`, array_position($2::text[], message_id)`, q.id, ids, until)
 	if err != nil {
 		return nil, false, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 // Maintain drops what expired by the given time, and only that; the fake
@@ -68,7 +69,7 @@ func TestMaintainWithFakeClock(t *testing.T) {
 	if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID, Now: t0.Add(2 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(2*time.Hour + TombstoneTTL - time.Second)}); err != nil {
+	if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(2*time.Hour + rules.TombstoneTTL - time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	if n := count("SELECT count(*) FROM queue_tombstones"); n != 1 {
@@ -79,7 +80,7 @@ func TestMaintainWithFakeClock(t *testing.T) {
 	if !errors.Is(err, stores.ErrQueueDeletedRecently) {
 		t.Errorf("recreate within the cooldown: %v, want ErrQueueDeletedRecently", err)
 	}
-	if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(2*time.Hour + TombstoneTTL)}); err != nil {
+	if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(2*time.Hour + rules.TombstoneTTL)}); err != nil {
 		t.Fatal(err)
 	}
 	if n := count("SELECT count(*) FROM queue_tombstones"); n != 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 func encodeAttrs(m map[string]stores.Attribute) ([]byte, error) {
@@ -102,7 +103,7 @@ const sendStandardSQL = `INSERT INTO messages (queue_id, message_id, seq, group_
 // before this statement's snapshot. The send holds the advisory locks of the
 // message's group and dedup key, so the check and the marker are atomic and
 // a group's sequence order is its commit order.
-const sendFIFOSQL = `WITH q AS (
+var sendFIFOSQL = `WITH q AS (
 		SELECT id, coalesce($3::timestamptz, now()) AS now FROM queues WHERE name = $1 AND id = $2
 	), dup AS (
 		-- By the whole primary key from the parameters, not joined with q:
@@ -325,11 +326,8 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 
 // delivery is the state of one message that a receipt operation judges.
 type delivery struct {
-	found     bool
-	token     string
-	visibleAt time.Time
+	rules.Delivery
 	firstRecv *time.Time
-	sentAt    time.Time
 	fifo      bool
 	queueName string
 	queueID   string
@@ -363,24 +361,53 @@ func (t *txn) lockDelivery(ctx context.Context, name, id, messageID string, now 
 	if mtoken == nil {
 		return d, nil
 	}
-	d.sentAt = *sent
-	if ret > 0 && !d.sentAt.After(t.now.Add(-time.Duration(ret)*time.Microsecond)) {
-		return d, nil // past retention: gone
+	if !rules.Retained(*sent, time.Duration(ret)*time.Microsecond, t.now) {
+		return d, nil // gone
 	}
-	d.found, d.token, d.visibleAt = true, *mtoken, *visible
+	d.Delivery = rules.Delivery{Found: true, Token: *mtoken, VisibleAt: *visible}
 	return d, nil
 }
 
-func (d *delivery) outcome(token string, now time.Time) stores.ReceiptOutcome {
-	switch {
-	case !d.found:
-		return stores.ReceiptGone
-	case d.token == "" || d.token != token:
-		return stores.ReceiptStale
-	case !d.visibleAt.After(now):
-		return stores.ReceiptExpired
+// deliveries reads and locks the messages ids of q for the receipt rules,
+// in the order of ids (a missing one as rules.Delivery{}).
+func (t *txn) deliveries(ctx context.Context, q *queueRow, ids []string) ([]rules.Delivery, error) {
+	rows, err := t.Query(ctx, `SELECT message_id, token, visible_at, sent_at FROM messages
+		WHERE queue_id = $1 AND message_id = ANY($2::text[]) ORDER BY message_id FOR UPDATE`, q.id, ids)
+	if err != nil {
+		return nil, err
 	}
-	return stores.ReceiptCurrent
+	defer rows.Close()
+	found := map[string]rules.Delivery{}
+	for rows.Next() {
+		var id string
+		var d rules.Delivery
+		var sent time.Time
+		if err := rows.Scan(&id, &d.Token, &d.VisibleAt, &sent); err != nil {
+			return nil, err
+		}
+		d.Found = rules.Retained(sent, q.retention, t.now)
+		found[id] = d
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	ds := make([]rules.Delivery, len(ids))
+	for i, id := range ids {
+		ds[i] = found[id]
+	}
+	return ds, nil
+}
+
+// receiptCodes are sluice_delete's outcome codes (0 current, 1 expired, 2
+// stale, 3 gone), by code.
+var receiptCodes = []stores.ReceiptOutcome{stores.ReceiptCurrent, stores.ReceiptExpired, stores.ReceiptStale, stores.ReceiptGone}
+
+// receiptOfCode is the outcome sluice_delete's code c stands for.
+func receiptOfCode(c int32) stores.ReceiptOutcome {
+	if c < 0 || int(c) >= len(receiptCodes) {
+		return stores.ReceiptGone
+	}
+	return receiptCodes[c]
 }
 
 func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
@@ -442,17 +469,8 @@ func (s *Store) deleteNow(ctx context.Context, p *stores.MessageDeleteParams) ([
 		outs = make([]stores.ReceiptOutcome, len(codes))
 		deleted := 0
 		for i, c := range codes {
-			switch c {
-			case 0:
-				outs[i] = stores.ReceiptCurrent
-			case 1:
-				outs[i] = stores.ReceiptExpired
-			case 2:
-				outs[i] = stores.ReceiptStale
-			default:
-				outs[i] = stores.ReceiptGone
-			}
-			if c == 0 || c == 1 && !p.KeepExpired {
+			outs[i] = receiptOfCode(c)
+			if rules.DeleteApplies(outs[i], p.KeepExpired) {
 				deleted++
 			}
 		}
@@ -472,12 +490,16 @@ func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageCh
 		if err != nil {
 			return err
 		}
-		res = &stores.MessageChangeVisibilityResult{Outcome: d.outcome(p.Token, t.now)}
-		if res.Outcome != stores.ReceiptCurrent && (res.Outcome != stores.ReceiptExpired || !p.ApplyExpired) {
+		res = &stores.MessageChangeVisibilityResult{Outcome: rules.JudgeReceipt(d.Delivery, p.Token, t.now)}
+		if !rules.VisibilityChangeApplies(res.Outcome, p.ApplyExpired) {
 			return nil
 		}
 		until := t.now.Add(max(p.Timeout, 0))
-		if p.MaxSinceFirstReceive > 0 && d.firstRecv != nil && until.After(d.firstRecv.Add(p.MaxSinceFirstReceive)) {
+		var first time.Time
+		if d.firstRecv != nil {
+			first = *d.firstRecv
+		}
+		if rules.VisibilityTooLong(first, p.MaxSinceFirstReceive, until) {
 			res.TooLong = true
 			return nil
 		}
@@ -504,7 +526,7 @@ func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageCh
 		}
 		// Receivable sooner than waiting receives were told (their
 		// NextChange): the service wakes them.
-		res.Earlier = until.Before(d.visibleAt)
+		res.Earlier = until.Before(d.VisibleAt)
 		return nil
 	})
 	if err != nil {
@@ -627,7 +649,7 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 		if err := t.sweepExpired(ctx, src, 1000); err != nil {
 			return err
 		}
-		after := sentAfter(src.cutoff(t.now))
+		after := sentAfter(rules.RetentionCutoff(src.retention, t.now))
 		dests := map[string]*queueRow{} // by name; nil: no such queue
 		lastSeq := int64(-1 << 63)
 		for res.Moved < p.Max {

@@ -44,6 +44,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 // Options configure a Store.
@@ -313,13 +314,13 @@ func micros(d time.Duration) int64 { return d.Microseconds() }
 
 // ---- sequence numbers
 
-// seqBase is the first FIFO SequenceNumber: 20 decimal digits.
-const seqBase uint64 = 10000000000000000000
+// formatSeq is the SequenceNumber of a message's seq (message_seq starts at
+// 1, and a SequenceNumber at rules.FirstSequence).
+func formatSeq(seq int64) string { return rules.SequenceNumber(uint64(seq)) }
 
-func formatSeq(off int64) string { return strconv.FormatUint(seqBase+uint64(off), 10) }
-
-// seqBaseSQL is seqBase as a SQL numeric literal.
-const seqBaseSQL = "10000000000000000000::numeric"
+// seqBaseSQL is rules.FirstSequence as a SQL numeric literal, for
+// statements that make a SequenceNumber from seq (seqBaseSQL + seq).
+var seqBaseSQL = strconv.FormatUint(rules.FirstSequence, 10) + "::numeric"
 
 // ---- queue rows
 
@@ -330,15 +331,6 @@ type queueRow struct {
 	fifo      bool
 	retention time.Duration
 	purgedAt  *time.Time
-}
-
-// cutoff is the SentAt at or before which a message is past retention; the
-// zero time when the queue keeps messages forever.
-func (q *queueRow) cutoff(now time.Time) time.Time {
-	if q.retention <= 0 {
-		return time.Time{}
-	}
-	return now.Add(-q.retention)
 }
 
 // lockMode is how a queue row is read.
@@ -385,7 +377,7 @@ func (t *txn) queue(ctx context.Context, name, id string, now time.Time, mode lo
 // SentAt under a new seq: it may expire behind younger ones, where claims
 // skip it and Maintain sweeps it.)
 func (t *txn) sweepExpired(ctx context.Context, q *queueRow, limit int) error {
-	cut := q.cutoff(t.now)
+	cut := rules.RetentionCutoff(q.retention, t.now)
 	if cut.IsZero() {
 		return nil
 	}

@@ -9,11 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
-
-// TombstoneTTL is how long Maintain keeps the record of a deleted queue name
-// (the recreate cooldown is enforced only while it exists).
-const TombstoneTTL = 24 * time.Hour
 
 const queueCols = `name, id, fifo, attributes, tags, retention_us, created_at, modified_at, version`
 
@@ -73,7 +70,7 @@ func (s *Store) QueueCreate(ctx context.Context, p *stores.QueueCreateParams) (*
 		err = t.QueryRow(ctx, "SELECT deleted_at FROM queue_tombstones WHERE name = $1 FOR UPDATE", p.Queue.Name).Scan(&deletedAt)
 		switch {
 		case err == nil:
-			if t.now.Before(deletedAt.Add(p.RecreateCooldown)) {
+			if rules.RecreateRefused(deletedAt, p.RecreateCooldown, t.now) {
 				return stores.ErrQueueDeletedRecently
 			}
 		case !errors.Is(err, pgx.ErrNoRows):
@@ -149,29 +146,9 @@ func (s *Store) QueueUpdate(ctx context.Context, p *stores.QueueUpdateParams) (*
 		if err != nil {
 			return err
 		}
-		if p.IfVersion != 0 && p.IfVersion != q.Version {
-			return stores.ErrVersionConflict
+		if err := rules.UpdateQueue(q, p, t.now); err != nil {
+			return err
 		}
-		for k, v := range p.SetAttributes {
-			if v == "" {
-				delete(q.Attributes, k)
-			} else {
-				q.Attributes[k] = v
-			}
-		}
-		for k, v := range p.SetTags {
-			q.Tags[k] = v
-		}
-		for _, k := range p.RemoveTags {
-			delete(q.Tags, k)
-		}
-		if p.Retention != 0 {
-			q.Retention = p.Retention
-		}
-		if len(p.SetAttributes) > 0 || p.Retention != 0 {
-			q.ModifiedAt = t.now
-		}
-		q.Version++
 		res, err = scanQueue(t.QueryRow(ctx, `UPDATE queues SET attributes = $2, tags = $3, retention_us = $4, modified_at = $5, version = $6
 			WHERE name = $1 RETURNING `+queueCols,
 			q.Name, jsonMap(q.Attributes), jsonMap(q.Tags), micros(q.Retention), q.ModifiedAt, q.Version))
@@ -211,7 +188,7 @@ func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) erro
 		if err != nil {
 			return err
 		}
-		if q.purgedAt != nil && t.now.Before(q.purgedAt.Add(p.MinInterval)) {
+		if q.purgedAt != nil && rules.PurgeRefused(*q.purgedAt, p.MinInterval, t.now) {
 			return stores.ErrPurgeInProgress
 		}
 		b := &pgx.Batch{}
@@ -248,7 +225,7 @@ func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*st
 				count(*) FILTER (WHERE visible_at <= $2),
 				count(*) FILTER (WHERE visible_at > $2 AND receive_count > 0),
 				count(*) FILTER (WHERE visible_at > $2 AND receive_count = 0)
-			FROM messages WHERE queue_id = $1 AND seq > 0 AND sent_at > $3`, q.id, t.now, sentAfter(q.cutoff(t.now))).
+			FROM messages WHERE queue_id = $1 AND seq > 0 AND sent_at > $3`, q.id, t.now, sentAfter(rules.RetentionCutoff(q.retention, t.now))).
 			Scan(&res.Visible, &res.InFlight, &res.Delayed)
 	})
 	if err != nil {
@@ -258,7 +235,7 @@ func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*st
 }
 
 // Maintain drops messages past retention, expired dedup markers and receive
-// attempts, tombstones older than TombstoneTTL, and (in pages) the rows of
+// attempts, tombstones past rules.TombstoneTTL, and (in pages) the rows of
 // deleted queues.
 func (s *Store) Maintain(ctx context.Context, p *stores.MaintainParams) error {
 	err := s.run(ctx, func(t *txn) error {
@@ -274,7 +251,7 @@ func (s *Store) Maintain(ctx context.Context, p *stores.MaintainParams) error {
 			  AND m.sent_at <= $1::timestamptz - q.retention_us * interval '1 microsecond'`, t.now)
 		b.Queue("DELETE FROM dedup WHERE expires_at <= $1", t.now)
 		b.Queue("DELETE FROM receive_attempts WHERE expires_at <= $1", t.now)
-		b.Queue("DELETE FROM queue_tombstones WHERE deleted_at <= $1", t.now.Add(-TombstoneTTL))
+		b.Queue("DELETE FROM queue_tombstones WHERE deleted_at <= $1", rules.TombstoneCutoff(t.now))
 		return t.SendBatch(ctx, b).Close()
 	})
 	if err != nil {

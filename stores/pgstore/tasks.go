@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 // taskCols are the columns taskArgs gives, in order; scanTask reads them
@@ -32,8 +33,8 @@ func (s *Store) MoveTaskCreate(ctx context.Context, p *stores.MoveTaskCreatePara
 	}
 	err := s.run(ctx, func(t *txn) error {
 		var n int
-		if err := t.QueryRow(ctx, `SELECT count(*) FROM move_tasks WHERE source_arn = $1 AND status IN ('RUNNING', 'CANCELLING')`,
-			p.Task.SourceArn).Scan(&n); err != nil {
+		if err := t.QueryRow(ctx, `SELECT count(*) FROM move_tasks WHERE source_arn = $1 AND status = ANY($2::text[])`,
+			p.Task.SourceArn, rules.ActiveMoveTaskStatuses()).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {

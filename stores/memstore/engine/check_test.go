@@ -6,6 +6,8 @@ import (
 	"sort"
 	"sync"
 	"testing"
+
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 // recorder is a Committer that applies change lists to a map of records,
@@ -60,7 +62,7 @@ func dump(e *Engine) map[string]Record {
 	add := func(r Record) { out[recKey(r.Kind(), r.Key())] = r }
 	for _, q := range e.queues {
 		add(q.rec)
-		if q.next != SeqBase {
+		if q.next != rules.FirstSequence {
 			add(&CounterRecord{Queue: q.name, Next: q.next})
 		}
 		for _, m := range q.msgs {

@@ -18,20 +18,15 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 // ErrClosed is returned by every operation after Close.
 var ErrClosed = errors.New("stores: store is closed")
-
-// TombstoneTTL is how long Maintain keeps the record of a deleted queue name
-// (the recreate cooldown can only be enforced while it exists). The service's
-// cooldown is 60 s; a day leaves ample room.
-const TombstoneTTL = 24 * time.Hour
 
 // Committer receives the changes of every operation.
 type Committer interface {
@@ -253,11 +248,9 @@ func (t *tx) queue(name, id string) (*queue, error) {
 func (t *tx) advance(q *queue) {
 	now := t.now
 	q.now = now
-	if r := q.rec.Queue.Retention; r > 0 {
-		cutoff := now.Add(-r)
-		for q.ret.Len() > 0 && !q.ret.Top().rec.Message.SentAt.After(cutoff) {
-			t.deleteMessage(q, q.ret.Top())
-		}
+	ret := q.rec.Queue.Retention
+	for q.ret.Len() > 0 && !rules.Retained(q.ret.Top().rec.Message.SentAt, ret, now) {
+		t.deleteMessage(q, q.ret.Top())
 	}
 	for q.dedupExp.Len() > 0 && !q.dedupExp.Top().rec.ExpiresAt.After(now) {
 		t.deleteDedup(q, q.dedupExp.Top())
@@ -425,4 +418,6 @@ func (t *tx) deleteTombstone(rec *TombstoneRecord) {
 
 // ---- helpers
 
-func formatSeq(s uint64) string { return strconv.FormatUint(s, 10) }
+// formatSeq is the SequenceNumber of s, a number the queue's counter gave
+// (they start at rules.FirstSequence, and are stored as such).
+func formatSeq(s uint64) string { return rules.SequenceNumber(s - rules.FirstSequence) }

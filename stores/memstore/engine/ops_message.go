@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 func (e *Engine) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
@@ -20,7 +21,7 @@ func (e *Engine) MessageSend(ctx context.Context, p *stores.MessageSendParams) (
 			nm := &p.Messages[i]
 			dedup := q.fifo && nm.DedupID != ""
 			if dedup {
-				if d := q.dedup[dedupKey(nm.DedupScope, nm.DedupID)]; d != nil && t.now.Before(d.rec.CreatedAt.Add(p.DedupWindow)) {
+				if d := q.dedup[dedupKey(nm.DedupScope, nm.DedupID)]; d != nil && rules.Duplicate(d.rec.CreatedAt, p.DedupWindow, t.now) {
 					res.Results[i] = stores.SendResult{MessageID: d.rec.MessageID, SequenceNumber: d.rec.SequenceNumber, Duplicate: true}
 					continue
 				}
@@ -131,16 +132,17 @@ func (t *tx) replay(q *queue, p *stores.MessageClaimParams) []*msg {
 		return nil
 	}
 	a := q.attempts[p.AttemptID]
-	if a == nil || len(a.rec.MessageIDs) == 0 || !t.now.Before(a.rec.CreatedAt.Add(p.AttemptWindow)) {
+	if a == nil {
 		return nil
 	}
-	got := make([]*msg, 0, len(a.rec.MessageIDs))
-	for _, id := range a.rec.MessageIDs {
-		m := q.msgs[id]
-		if m == nil || m.rec.Token != a.rec.Token || m.rec.Message.ReceiveCount == 0 || !m.rec.VisibleAt.After(t.now) {
-			return nil
-		}
-		got = append(got, m)
+	got := make([]*msg, len(a.rec.MessageIDs))
+	ds := make([]rules.Delivery, len(a.rec.MessageIDs))
+	for i, id := range a.rec.MessageIDs {
+		got[i] = q.msgs[id]
+		ds[i] = delivery(got[i])
+	}
+	if !rules.AttemptReplays(a.rec.CreatedAt, p.AttemptWindow, a.rec.Token, ds, t.now) {
+		return nil
 	}
 	return got
 }
@@ -199,14 +201,11 @@ func (t *tx) claimFIFO(q *queue, p *stores.MessageClaimParams, claim func(*msg))
 	return got, redriven
 }
 
-// redrive moves m to the dead-letter queue if it was received too often and
-// that queue exists; it reports whether it did.
+// redrive moves m to the dead-letter queue if the redrive rule says so; it
+// reports whether it did.
 func (t *tx) redrive(src *queue, m *msg, r *stores.Redrive) bool {
-	if r == nil || r.MaxReceiveCount <= 0 || m.rec.Message.ReceiveCount < r.MaxReceiveCount || r.QueueName == src.name {
-		return false
-	}
-	dlq := t.e.queues[r.QueueName]
-	if dlq == nil {
+	dlq := t.e.queues[rules.RedriveTarget(r, src.name)]
+	if !rules.Redrives(r, src.name, dlq != nil, m.rec.Message.ReceiveCount) {
 		return false
 	}
 	t.advance(dlq)
@@ -234,17 +233,13 @@ func (t *tx) moveMessage(src *queue, m *msg, dst *queue, adjust func(*MessageRec
 	t.insertMessage(dst, rec)
 }
 
-// receipt judges a (message, token) pair at t.now.
-func (t *tx) receipt(m *msg, token string) stores.ReceiptOutcome {
-	switch {
-	case m == nil:
-		return stores.ReceiptGone
-	case m.rec.Token == "" || m.rec.Token != token:
-		return stores.ReceiptStale
-	case !m.rec.VisibleAt.After(t.now):
-		return stores.ReceiptExpired
+// delivery is what the receipt rules know of m (nil: no such message).
+// Messages past retention are gone already: tx.queue advanced the queue.
+func delivery(m *msg) rules.Delivery {
+	if m == nil {
+		return rules.Delivery{}
 	}
-	return stores.ReceiptCurrent
+	return rules.Delivery{Found: true, Token: m.rec.Token, VisibleAt: m.rec.VisibleAt}
 }
 
 func (e *Engine) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
@@ -257,9 +252,9 @@ func (e *Engine) MessageDelete(ctx context.Context, p *stores.MessageDeleteParam
 		outs = make([]stores.ReceiptOutcome, len(p.Receipts))
 		for i, r := range p.Receipts {
 			m := q.msgs[r.MessageID]
-			out := t.receipt(m, r.Token)
+			out := rules.JudgeReceipt(delivery(m), r.Token, t.now)
 			outs[i] = out
-			if out == stores.ReceiptCurrent || (out == stores.ReceiptExpired && !p.KeepExpired) {
+			if rules.DeleteApplies(out, p.KeepExpired) {
 				t.deleteMessage(q, m)
 			}
 		}
@@ -279,12 +274,12 @@ func (e *Engine) MessageChangeVisibility(ctx context.Context, p *stores.MessageC
 			return err
 		}
 		m := q.msgs[p.MessageID]
-		res = &stores.MessageChangeVisibilityResult{Outcome: t.receipt(m, p.Token)}
-		if res.Outcome != stores.ReceiptCurrent && (res.Outcome != stores.ReceiptExpired || !p.ApplyExpired) {
+		res = &stores.MessageChangeVisibilityResult{Outcome: rules.JudgeReceipt(delivery(m), p.Token, t.now)}
+		if !rules.VisibilityChangeApplies(res.Outcome, p.ApplyExpired) {
 			return nil
 		}
 		until := t.now.Add(max(p.Timeout, 0))
-		if p.MaxSinceFirstReceive > 0 && until.After(m.rec.Message.FirstReceivedAt.Add(p.MaxSinceFirstReceive)) {
+		if rules.VisibilityTooLong(m.rec.Message.FirstReceivedAt, p.MaxSinceFirstReceive, until) {
 			res.TooLong = true
 			return nil
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 func (e *Engine) QueueCreate(ctx context.Context, p *stores.QueueCreateParams) (*stores.QueueCreateResult, error) {
@@ -22,7 +23,7 @@ func (e *Engine) QueueCreate(ctx context.Context, p *stores.QueueCreateParams) (
 			return nil
 		}
 		tomb := e.tombs[name]
-		if tomb != nil && t.now.Before(tomb.DeletedAt.Add(p.RecreateCooldown)) {
+		if tomb != nil && rules.RecreateRefused(tomb.DeletedAt, p.RecreateCooldown, t.now) {
 			return stores.ErrQueueDeletedRecently
 		}
 		rec := &QueueRecord{Queue: *copyQueue(p.Queue)}
@@ -93,31 +94,11 @@ func (e *Engine) QueueUpdate(ctx context.Context, p *stores.QueueUpdateParams) (
 		if q == nil || (p.ID != "" && p.ID != q.rec.Queue.ID) {
 			return stores.ErrQueueNotFound
 		}
-		if p.IfVersion != 0 && p.IfVersion != q.rec.Queue.Version {
-			return stores.ErrVersionConflict
-		}
 		rec := &QueueRecord{Queue: *copyQueue(&q.rec.Queue), LastPurgeAt: q.rec.LastPurgeAt}
 		nq := &rec.Queue
-		for k, v := range p.SetAttributes {
-			if v == "" {
-				delete(nq.Attributes, k)
-			} else {
-				nq.Attributes[k] = v
-			}
+		if err := rules.UpdateQueue(nq, p, t.now); err != nil {
+			return err
 		}
-		for k, v := range p.SetTags {
-			nq.Tags[k] = v
-		}
-		for _, k := range p.RemoveTags {
-			delete(nq.Tags, k)
-		}
-		if p.Retention != 0 {
-			nq.Retention = p.Retention
-		}
-		if len(p.SetAttributes) > 0 || p.Retention != 0 {
-			nq.ModifiedAt = t.now
-		}
-		nq.Version++
 		t.putQueue(rec)
 		res = copyQueue(nq)
 		return nil
@@ -155,7 +136,7 @@ func (e *Engine) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) err
 		if err != nil {
 			return err
 		}
-		if last := q.rec.LastPurgeAt; !last.IsZero() && t.now.Before(last.Add(p.MinInterval)) {
+		if rules.PurgeRefused(q.rec.LastPurgeAt, p.MinInterval, t.now) {
 			return stores.ErrPurgeInProgress
 		}
 		// Like SQS, a purge also forgets deduplication ids (a message sent
@@ -191,14 +172,14 @@ func (e *Engine) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*s
 }
 
 // Maintain drops messages past retention, expired dedup markers and attempt
-// records, and tombstones older than TombstoneTTL.
+// records, and tombstones past rules.TombstoneTTL.
 func (e *Engine) Maintain(ctx context.Context, p *stores.MaintainParams) error {
 	return e.run(ctx, p.Now, func(t *tx) error {
 		for _, q := range e.queues {
 			t.advance(q)
 		}
 		for _, tomb := range e.tombs {
-			if !t.now.Before(tomb.DeletedAt.Add(TombstoneTTL)) {
+			if !rules.TombstoneKept(tomb.DeletedAt, t.now) {
 				t.deleteTombstone(tomb)
 			}
 		}

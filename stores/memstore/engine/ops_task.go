@@ -8,9 +8,8 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
-
-func activeTask(status string) bool { return status == "RUNNING" || status == "CANCELLING" }
 
 func (e *Engine) MoveTaskCreate(ctx context.Context, p *stores.MoveTaskCreateParams) error {
 	if p.Task == nil || p.Task.Handle == "" {
@@ -18,7 +17,7 @@ func (e *Engine) MoveTaskCreate(ctx context.Context, p *stores.MoveTaskCreatePar
 	}
 	return e.run(ctx, time.Time{}, func(t *tx) error {
 		for _, tr := range e.tasks {
-			if tr.Task.SourceArn == p.Task.SourceArn && activeTask(tr.Task.Status) {
+			if tr.Task.SourceArn == p.Task.SourceArn && rules.MoveTaskActive(tr.Task.Status) {
 				return stores.ErrMoveTaskRunning
 			}
 		}

@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/sluicehq/sluice/stores/rules"
+)
 
 // msg is a message in memory with its index positions.
 //
@@ -66,15 +70,12 @@ type queue struct {
 	now time.Time // the instant the V/P partition reflects
 }
 
-// SeqBase is the first sequence number of every queue: 20 decimal digits.
-const SeqBase uint64 = 10000000000000000000
-
 func newQueue(rec *QueueRecord) *queue {
 	return &queue{
 		name:     rec.Queue.Name,
 		fifo:     rec.Queue.FIFO,
 		rec:      rec,
-		next:     SeqBase,
+		next:     rules.FirstSequence,
 		msgs:     map[string]*msg{},
 		vSeq:     iheap[*msg]{less: lessSeq, pos: func(m *msg) *int { return &m.iSeq }},
 		vLate:    iheap[*msg]{less: lessLate, pos: func(m *msg) *int { return &m.iLate }},

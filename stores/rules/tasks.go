@@ -1,0 +1,25 @@
+package rules
+
+import (
+	"slices"
+
+	"github.com/sluicehq/sluice/stores"
+)
+
+// activeMoveTask are the statuses of a move task that still holds its
+// source: SQS allows one active task per source queue.
+var activeMoveTask = []string{stores.MoveTaskRunning, stores.MoveTaskCancelling}
+
+// MoveTaskActive says whether a move task in status holds its source, so
+// that MoveTaskCreate refuses another for it (stores.ErrMoveTaskRunning).
+// pgstore's partial unique index move_tasks_active states it in SQL,
+// pinned by its TestSQLPinActiveMoveTask.
+func MoveTaskActive(status string) bool {
+	return slices.Contains(activeMoveTask, status)
+}
+
+// ActiveMoveTaskStatuses are the statuses MoveTaskActive accepts, for a
+// store that selects active tasks in a set.
+func ActiveMoveTaskStatuses() []string {
+	return slices.Clone(activeMoveTask)
+}
