@@ -114,6 +114,7 @@ func Run(t *testing.T, h Harness) {
 		{"LongPoll", testLongPoll},
 		{"WakeUps", testWakeUps},
 		{"Concurrency", testConcurrency},
+		{"Stress", testStress},
 		{"BadInputChangesNothing", testBadInput},
 	}
 	for _, a := range areas {
