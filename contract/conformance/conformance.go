@@ -115,6 +115,7 @@ func Run(t *testing.T, h Harness) {
 		{"WakeUps", testWakeUps},
 		{"Concurrency", testConcurrency},
 		{"Stress", testStress},
+		{"Differential", testDifferential},
 		{"BadInputChangesNothing", testBadInput},
 	}
 	for _, a := range areas {
