@@ -116,6 +116,7 @@ func Run(t *testing.T, h Harness) {
 		{"Concurrency", testConcurrency},
 		{"Stress", testStress},
 		{"Differential", testDifferential},
+		{"Scale", testScale},
 		{"BadInputChangesNothing", testBadInput},
 	}
 	for _, a := range areas {
