@@ -117,6 +117,7 @@ func Run(t *testing.T, h Harness) {
 		{"Stress", testStress},
 		{"Differential", testDifferential},
 		{"Scale", testScale},
+		{"StoreClock", testStoreClock},
 		{"BadInputChangesNothing", testBadInput},
 	}
 	for _, a := range areas {
@@ -153,12 +154,19 @@ type env struct {
 	store stores.Store
 	svc   *service.Service
 	join  func() wake.Transport // the transport of one more instance
+	// ownClock: the services pass no clock (the store's own, real time);
+	// clock is then unused.
+	ownClock bool
 
 	cancelMu sync.Mutex
 	cancels  []context.CancelFunc // of op's contexts
 }
 
-func newEnv(t *testing.T, h Harness) *env {
+func newEnv(t *testing.T, h Harness) *env { return newEnvClock(t, h, false) }
+
+// newEnvClock is newEnv; with ownClock the services pass no clock, so the
+// store uses its own (see storeclock.go).
+func newEnvClock(t *testing.T, h Harness, ownClock bool) *env {
 	t.Helper()
 	st := h.NewStore(t)
 	if st == nil {
@@ -171,8 +179,9 @@ func newEnv(t *testing.T, h Harness) *env {
 		// Whole seconds, so CreatedTimestamp and friends are exact; near the
 		// real time, so a store's own background housekeeping (which may
 		// read the wall clock) does not see the suite's messages as ancient.
-		clock: NewClock(time.Now().UTC().Truncate(time.Second)),
-		store: st,
+		clock:    NewClock(time.Now().UTC().Truncate(time.Second)),
+		store:    st,
+		ownClock: ownClock,
 	}
 	t.Cleanup(func() {
 		if err := st.Close(); err != nil {
@@ -218,12 +227,16 @@ func (e *env) newService() *service.Service {
 
 func (e *env) instance(st stores.Store) *service.Service {
 	hub := wake.NewHub(wake.HubOptions{Transport: e.join()})
+	clock := e.clock.Now
+	if e.ownClock {
+		clock = nil
+	}
 	svc := service.New(service.Config{
 		Store:          st,
 		Region:         Region,
 		AccountID:      AccountID,
 		BaseURL:        BaseURL,
-		Clock:          e.clock.Now,
+		Clock:          clock,
 		Wakeups:        hub,
 		RepairInterval: repairInterval,
 	})
