@@ -22,7 +22,7 @@ func testPurge(t *testing.T, s suite) {
 		e.sendIn(&contract.SendMessageInput{QueueUrl: url, MessageBody: str("delayed"), DelaySeconds: i64(2)})
 		e.recvVT(url, 1, 3)
 		e.wantCounts(url, 2, 1, 1)
-		_, err := e.svc.PurgeQueue(e.ctx, &contract.PurgeQueueInput{QueueUrl: url})
+		_, err := e.svc.PurgeQueue(e.op(), &contract.PurgeQueueInput{QueueUrl: url})
 		wantOK(e.t, err, "PurgeQueue")
 		e.wantCounts(url, 0, 0, 0)
 		e.clock.Advance(secs(4))
@@ -38,18 +38,18 @@ func testPurge(t *testing.T, s suite) {
 		// snapshot test_successive_purge_calls_fail (403, the queue's name in the text).
 		url := e.create("test-queue-purge", nil)
 		other := e.create("other", nil)
-		_, err := e.svc.PurgeQueue(e.ctx, &contract.PurgeQueueInput{QueueUrl: url})
+		_, err := e.svc.PurgeQueue(e.op(), &contract.PurgeQueueInput{QueueUrl: url})
 		wantOK(e.t, err, "PurgeQueue")
 		e.send(url, "kept")
 		e.clock.Advance(secs(59))
-		_, err = e.svc.PurgeQueue(e.ctx, &contract.PurgeQueueInput{QueueUrl: url})
+		_, err = e.svc.PurgeQueue(e.op(), &contract.PurgeQueueInput{QueueUrl: url})
 		wantErr(e.t, err, &contract.Error{Code: "AWS.SimpleQueueService.PurgeQueueInProgress", Type: "PurgeQueueInProgress", Status: 403, Sender: true,
 			Message: "Only one PurgeQueue operation on test-queue-purge is allowed every 60 seconds."})
 		e.wantCounts(url, 1, 0, 0) // the refused purge removed nothing
-		_, err = e.svc.PurgeQueue(e.ctx, &contract.PurgeQueueInput{QueueUrl: other})
+		_, err = e.svc.PurgeQueue(e.op(), &contract.PurgeQueueInput{QueueUrl: other})
 		wantOK(e.t, err, "PurgeQueue of another queue")
 		e.clock.Advance(secs(2))
-		_, err = e.svc.PurgeQueue(e.ctx, &contract.PurgeQueueInput{QueueUrl: url})
+		_, err = e.svc.PurgeQueue(e.op(), &contract.PurgeQueueInput{QueueUrl: url})
 		wantOK(e.t, err, "PurgeQueue after 61 s")
 		e.wantCounts(url, 0, 0, 0)
 	})
@@ -58,7 +58,7 @@ func testPurge(t *testing.T, s suite) {
 		// validated test_purge_queue_clears_fifo_deduplication_cache.
 		url := e.createFIFO("f.fifo", nil)
 		e.sendFIFO(url, "message-1", "g", "dedup")
-		_, err := e.svc.PurgeQueue(e.ctx, &contract.PurgeQueueInput{QueueUrl: url})
+		_, err := e.svc.PurgeQueue(e.op(), &contract.PurgeQueueInput{QueueUrl: url})
 		wantOK(e.t, err, "PurgeQueue")
 		e.sendFIFO(url, "message-2", "g", "dedup")
 		wantBodies(e.t, e.recv(url, 10), "message-2")
@@ -68,7 +68,7 @@ func testPurge(t *testing.T, s suite) {
 		url := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true"})
 		e.sendFIFO(url, "old", "g", "")
 		e.recvOne(url)
-		_, err := e.svc.PurgeQueue(e.ctx, &contract.PurgeQueueInput{QueueUrl: url})
+		_, err := e.svc.PurgeQueue(e.op(), &contract.PurgeQueueInput{QueueUrl: url})
 		wantOK(e.t, err, "PurgeQueue")
 		e.sendFIFO(url, "new", "g", "")
 		wantBodies(e.t, e.recv(url, 10), "new")
@@ -78,18 +78,18 @@ func testPurge(t *testing.T, s suite) {
 func testTags(t *testing.T, s suite) {
 	list := func(e *env, url string) map[string]string {
 		e.t.Helper()
-		out, err := e.svc.ListQueueTags(e.ctx, &contract.ListQueueTagsInput{QueueUrl: url})
+		out, err := e.svc.ListQueueTags(e.op(), &contract.ListQueueTagsInput{QueueUrl: url})
 		wantOK(e.t, err, "ListQueueTags")
 		return out.Tags
 	}
 	tag := func(e *env, url string, tags map[string]string) {
 		e.t.Helper()
-		_, err := e.svc.TagQueue(e.ctx, &contract.TagQueueInput{QueueUrl: url, Tags: tags})
+		_, err := e.svc.TagQueue(e.op(), &contract.TagQueueInput{QueueUrl: url, Tags: tags})
 		wantOK(e.t, err, "TagQueue")
 	}
 	untag := func(e *env, url string, keys ...string) {
 		e.t.Helper()
-		_, err := e.svc.UntagQueue(e.ctx, &contract.UntagQueueInput{QueueUrl: url, TagKeys: keys})
+		_, err := e.svc.UntagQueue(e.op(), &contract.UntagQueueInput{QueueUrl: url, TagKeys: keys})
 		wantOK(e.t, err, "UntagQueue")
 	}
 	wantTags := func(e *env, got, want map[string]string) {
@@ -134,10 +134,10 @@ func testTags(t *testing.T, s suite) {
 
 	s.test(t, "OnCreate", func(e *env) {
 		// validated test_create_queue_with_tags.
-		out, err := e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "q", Tags: map[string]string{"tag1": "value1", "tag2": "value2"}})
+		out, err := e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "q", Tags: map[string]string{"tag1": "value1", "tag2": "value2"}})
 		wantOK(e.t, err, "CreateQueue with tags")
 		wantTags(e, list(e, out.QueueUrl), map[string]string{"tag1": "value1", "tag2": "value2"})
-		out, err = e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "f.fifo", Attributes: map[string]string{"FifoQueue": "true"}, Tags: map[string]string{"team": "x"}})
+		out, err = e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "f.fifo", Attributes: map[string]string{"FifoQueue": "true"}, Tags: map[string]string{"team": "x"}})
 		wantOK(e.t, err, "CreateQueue FIFO with tags")
 		wantTags(e, list(e, out.QueueUrl), map[string]string{"team": "x"})
 	})
@@ -163,11 +163,11 @@ func testPermissions(t *testing.T, s suite) {
 		url := e.create("perm", nil)
 		arn := queueARN("perm")
 		add := func(label string, accounts ...string) error {
-			_, err := e.svc.AddPermission(e.ctx, &contract.AddPermissionInput{QueueUrl: url, Label: label, AWSAccountIds: accounts, Actions: []string{"ReceiveMessage"}})
+			_, err := e.svc.AddPermission(e.op(), &contract.AddPermissionInput{QueueUrl: url, Label: label, AWSAccountIds: accounts, Actions: []string{"ReceiveMessage"}})
 			return err
 		}
 		remove := func(label string) error {
-			_, err := e.svc.RemovePermission(e.ctx, &contract.RemovePermissionInput{QueueUrl: url, Label: label})
+			_, err := e.svc.RemovePermission(e.op(), &contract.RemovePermissionInput{QueueUrl: url, Label: label})
 			return err
 		}
 		policy := func() *policyDoc {

@@ -118,12 +118,12 @@ func testAttributes(t *testing.T, s suite) {
 	s.test(t, "UnknownName", func(e *env) {
 		// validated test_get_queue_attributes_with_invalid_arg_returns_error.
 		url := e.create("q", nil)
-		_, err := e.svc.GetQueueAttributes(e.ctx, &contract.GetQueueAttributesInput{QueueUrl: url, AttributeNames: []string{"Foobar"}})
+		_, err := e.svc.GetQueueAttributes(e.op(), &contract.GetQueueAttributesInput{QueueUrl: url, AttributeNames: []string{"Foobar"}})
 		wantErr(e.t, err, contract.ErrUnknownAttribute("Foobar"))
-		_, err = e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{"Foobar": "1"}})
+		_, err = e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{"Foobar": "1"}})
 		wantErr(e.t, err, contract.ErrUnknownAttribute("Foobar"))
 		// Read-only attributes cannot be set.
-		_, err = e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{"QueueArn": "x"}})
+		_, err = e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{"QueueArn": "x"}})
 		wantErrCode(e.t, err, "InvalidAttributeName", 400)
 	})
 
@@ -152,29 +152,29 @@ func testAttributes(t *testing.T, s suite) {
 				}
 			}
 			for _, v := range c.bad {
-				_, err := e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{c.name: v}})
+				_, err := e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{c.name: v}})
 				wantErrPrefix(e.t, err, "InvalidAttributeValue", 400, "Invalid value for the parameter "+c.name)
 				if got := e.attrs(url, c.name)[c.name]; got != last {
 					e.t.Errorf("%s = %q after rejected %q, want %q", c.name, got, v, last)
 				}
-				_, err = e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "bad", Attributes: map[string]string{c.name: v}})
+				_, err = e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "bad", Attributes: map[string]string{c.name: v}})
 				wantErrPrefix(e.t, err, "InvalidAttributeValue", 400, "Invalid value for the parameter "+c.name)
 			}
 		}
-		_, err := e.svc.GetQueueUrl(e.ctx, &contract.GetQueueUrlInput{QueueName: "bad"})
+		_, err := e.svc.GetQueueUrl(e.op(), &contract.GetQueueUrlInput{QueueName: "bad"})
 		wantErr(e.t, err, contract.ErrQueueDoesNotExist())
 	})
 
 	s.test(t, "QueueTypeCannotChange", func(e *env) {
 		// snapshot test_set_unsupported_attribute_standard / _fifo.
 		std := e.create("std", nil)
-		_, err := e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: std, Attributes: map[string]string{"FifoQueue": "true"}})
+		_, err := e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: std, Attributes: map[string]string{"FifoQueue": "true"}})
 		wantErr(e.t, err, contract.ErrUnknownAttribute("FifoQueue"))
-		_, err = e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: std, Attributes: map[string]string{"ContentBasedDeduplication": "true"}})
+		_, err = e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: std, Attributes: map[string]string{"ContentBasedDeduplication": "true"}})
 		wantErrCode(e.t, err, "InvalidAttributeName", 400)
 		f := e.createFIFO("f.fifo", nil)
 		e.setAttrs(f, map[string]string{"FifoQueue": "true"})
-		_, err = e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: f, Attributes: map[string]string{"FifoQueue": "false"}})
+		_, err = e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: f, Attributes: map[string]string{"FifoQueue": "false"}})
 		wantErr(e.t, err, contract.ErrInvalidAttributeValue("Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported."))
 		if got := e.attrs(f, "FifoQueue")["FifoQueue"]; got != "true" {
 			e.t.Errorf("FifoQueue = %q, want true", got)
@@ -198,7 +198,7 @@ func testAttributes(t *testing.T, s suite) {
 			e.t.Errorf("DeduplicationScope, FifoThroughputLimit = %q, %q; want messageGroup, perMessageGroupId", a["DeduplicationScope"], a["FifoThroughputLimit"])
 		}
 		for k, v := range map[string]string{"DeduplicationScope": "group", "FifoThroughputLimit": "perGroup", "ContentBasedDeduplication": "yes"} {
-			_, err := e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: f, Attributes: map[string]string{k: v}})
+			_, err := e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: f, Attributes: map[string]string{k: v}})
 			wantErrCode(e.t, err, "InvalidAttributeValue", 400)
 		}
 	})
@@ -250,7 +250,7 @@ func testAttributes(t *testing.T, s suite) {
 			fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":5}`, queueARN("missing")),
 			`{"deadLetterTargetArn":"dummy","maxReceiveCount":5}`,
 		} {
-			_, err := e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: src, Attributes: map[string]string{"RedrivePolicy": bad}})
+			_, err := e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: src, Attributes: map[string]string{"RedrivePolicy": bad}})
 			wantErrCodeIn(e.t, err, "InvalidParameterValue", "InvalidAttributeValue")
 			if got := e.attrs(src, "RedrivePolicy")["RedrivePolicy"]; got != good {
 				e.t.Errorf("RedrivePolicy after rejected %s = %q, want %q", bad, got, good)
@@ -267,11 +267,11 @@ func testAttributes(t *testing.T, s suite) {
 		// docs: a FIFO queue's DLQ is FIFO and a Standard queue's Standard.
 		fdlq := e.createFIFO("fdlq.fifo", nil)
 		_ = fdlq
-		_, err := e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: src, Attributes: map[string]string{
+		_, err := e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: src, Attributes: map[string]string{
 			"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":3}`, queueARN("fdlq.fifo"))}})
 		wantErrCodeIn(e.t, err, "InvalidParameterValue", "InvalidAttributeValue")
 		fsrc := e.createFIFO("fsrc.fifo", nil)
-		_, err = e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: fsrc, Attributes: map[string]string{
+		_, err = e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: fsrc, Attributes: map[string]string{
 			"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":3}`, dlqArn)}})
 		wantErrCodeIn(e.t, err, "InvalidParameterValue", "InvalidAttributeValue")
 		// validated test_dead_letter_queue_config: on CreateQueue too.
@@ -286,7 +286,7 @@ func testAttributes(t *testing.T, s suite) {
 			return map[string]string{"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, queueARN("dlq"), n)}
 		}
 		setErr := func(url string, attrs map[string]string) error {
-			_, err := e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: url, Attributes: attrs})
+			_, err := e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: url, Attributes: attrs})
 			return err
 		}
 		// docs: denyAll / byQueue / allowAll (default).
@@ -296,7 +296,7 @@ func testAttributes(t *testing.T, s suite) {
 			e.t.Errorf("RedriveAllowPolicy = %v (%v), want redrivePermission denyAll", rap, err)
 		}
 		wantErrCodeIn(e.t, setErr(a, policy(3)), "InvalidParameterValue", "InvalidAttributeValue")
-		_, err := e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "c", Attributes: policy(3)})
+		_, err := e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "c", Attributes: policy(3)})
 		wantErrCodeIn(e.t, err, "InvalidParameterValue", "InvalidAttributeValue")
 		e.setAttrs(dlq, map[string]string{"RedriveAllowPolicy": fmt.Sprintf(`{"redrivePermission":"byQueue","sourceQueueArns":[%q]}`, queueARN("a"))})
 		e.setAttrs(a, policy(3))
@@ -345,7 +345,7 @@ func testAttributes(t *testing.T, s suite) {
 		e.setAttrs(sse, map[string]string{"SqsManagedSseEnabled": "true"})
 		wantAttrs(e.t, e.attrs(sse, names...), map[string]string{"SqsManagedSseEnabled": "true"})
 		// snapshot test_sse_kms_and_sqs_are_mutually_exclusive.
-		_, err := e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: sse,
+		_, err := e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: sse,
 			Attributes: map[string]string{"KmsMasterKeyId": "testKeyId", "SqsManagedSseEnabled": "true"}})
 		wantErr(e.t, err, contract.ErrInvalidAttributeName("You can use one type of server-side encryption (SSE) at one time. You can either enable KMS SSE or SQS SSE."))
 		wantAttrs(e.t, e.attrs(sse, names...), map[string]string{"SqsManagedSseEnabled": "true"})

@@ -17,7 +17,7 @@ func testBadInput(t *testing.T, s suite) {
 		for name, entries := range map[string][]contract.SendMessageBatchRequestEntry{
 			"duplicate ids": dup, "invalid id": badID, "too many": sendEntries(11),
 		} {
-			_, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
+			_, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
 			if err == nil {
 				e.t.Errorf("%s: batch accepted", name)
 			}
@@ -34,11 +34,11 @@ func testBadInput(t *testing.T, s suite) {
 			{QueueName: "q", Attributes: map[string]string{"FifoQueue": "false"}},
 			{QueueName: "q", Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + queueARN("missing") + `","maxReceiveCount":3}`}},
 		} {
-			if _, err := e.svc.CreateQueue(e.ctx, in); err == nil {
+			if _, err := e.svc.CreateQueue(e.op(), in); err == nil {
 				e.t.Errorf("CreateQueue %+v accepted", in)
 			}
 		}
-		out, err := e.svc.ListQueues(e.ctx, &contract.ListQueuesInput{})
+		out, err := e.svc.ListQueues(e.op(), &contract.ListQueuesInput{})
 		wantOK(e.t, err, "ListQueues")
 		if len(out.QueueUrls) != 0 {
 			e.t.Errorf("rejected creates left queues %q", out.QueueUrls)
@@ -53,10 +53,10 @@ func testBadInput(t *testing.T, s suite) {
 	s.test(t, "SetQueueAttributes", func(e *env) {
 		// One bad value refuses the whole request.
 		url := e.create("q", nil)
-		_, err := e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: url,
+		_, err := e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: url,
 			Attributes: map[string]string{"VisibilityTimeout": "60", "DelaySeconds": "901"}})
 		wantErrCode(e.t, err, "InvalidAttributeValue", 400)
-		_, err = e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: url,
+		_, err = e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: url,
 			Attributes: map[string]string{"VisibilityTimeout": "60", "Nope": "1"}})
 		wantErrCode(e.t, err, "InvalidAttributeName", 400)
 		a := e.attrs(url, "VisibilityTimeout", "DelaySeconds")
@@ -73,7 +73,7 @@ func testBadInput(t *testing.T, s suite) {
 			{QueueUrl: url, MessageBody: str("\x00")},
 			{QueueUrl: url, MessageBody: str("x"), MessageAttributes: map[string]contract.MessageAttributeValue{"a": strAttr("")}},
 		} {
-			if _, err := e.svc.SendMessage(e.ctx, in); err == nil {
+			if _, err := e.svc.SendMessage(e.op(), in); err == nil {
 				e.t.Errorf("SendMessage %+v accepted", in)
 			}
 		}
@@ -88,10 +88,10 @@ func testBadInput(t *testing.T, s suite) {
 		if len(got) != 2 {
 			e.t.Fatalf("received %d, want 2", len(got))
 		}
-		_, err := e.svc.DeleteMessageBatch(e.ctx, &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
+		_, err := e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
 			{Id: "x", ReceiptHandle: got[0].ReceiptHandle}, {Id: "x", ReceiptHandle: got[1].ReceiptHandle}}})
 		wantErr(e.t, err, contract.ErrBatchEntryIdsNotDistinct("x"))
-		_, err = e.svc.ChangeMessageVisibilityBatch(e.ctx, &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url, Entries: []contract.ChangeMessageVisibilityBatchRequestEntry{
+		_, err = e.svc.ChangeMessageVisibilityBatch(e.op(), &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url, Entries: []contract.ChangeMessageVisibilityBatchRequestEntry{
 			{Id: "ok", ReceiptHandle: got[0].ReceiptHandle, VisibilityTimeout: i64(0)}, {Id: "bad:id", ReceiptHandle: got[1].ReceiptHandle, VisibilityTimeout: i64(0)}}})
 		wantErr(e.t, err, contract.ErrInvalidBatchEntryId())
 		e.wantCounts(url, 0, 2, 0)
@@ -105,7 +105,7 @@ func testBadInput(t *testing.T, s suite) {
 			{QueueUrl: url, WaitTimeSeconds: i64(21)},
 			{QueueUrl: url, VisibilityTimeout: i64(-1)},
 		} {
-			if _, err := e.svc.ReceiveMessage(e.ctx, in); err == nil {
+			if _, err := e.svc.ReceiveMessage(e.op(), in); err == nil {
 				e.t.Errorf("ReceiveMessage %+v accepted", in)
 			}
 		}
@@ -121,7 +121,7 @@ func testBadInput(t *testing.T, s suite) {
 		e.send(src, "m")
 		e.recvVT(src, 1, 0)
 		e.recvVT(src, 1, 0)
-		_, err := e.svc.StartMessageMoveTask(e.ctx, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("missing"))})
+		_, err := e.svc.StartMessageMoveTask(e.op(), &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("missing"))})
 		wantErrCode(e.t, err, "ResourceNotFoundException", 404)
 		e.clock.Advance(secs(5))
 		e.runMoveTasks()

@@ -22,7 +22,7 @@ func testBatches(t *testing.T, s suite) {
 		entries := sendEntries(10)
 		entries[3].MessageAttributes = map[string]contract.MessageAttributeValue{"k": strAttr("x")}
 		entries[4].MessageSystemAttributes = map[string]contract.MessageAttributeValue{"AWSTraceHeader": strAttr(traceHeader)}
-		out, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
+		out, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
 		wantOK(e.t, err, "SendMessageBatch")
 		if len(out.Successful) != 10 || len(out.Failed) != 0 {
 			e.t.Fatalf("%d successful, %d failed; want 10 and 0", len(out.Successful), len(out.Failed))
@@ -57,11 +57,11 @@ func testBatches(t *testing.T, s suite) {
 
 	s.test(t, "Empty", func(e *env) {
 		url := e.create("q", nil)
-		_, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url})
+		_, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url})
 		wantErr(e.t, err, contract.ErrEmptyBatchRequest("SendMessageBatchRequestEntry"))
-		_, err = e.svc.DeleteMessageBatch(e.ctx, &contract.DeleteMessageBatchInput{QueueUrl: url})
+		_, err = e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url})
 		wantErr(e.t, err, contract.ErrEmptyBatchRequest("DeleteMessageBatchRequestEntry"))
-		_, err = e.svc.ChangeMessageVisibilityBatch(e.ctx, &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url})
+		_, err = e.svc.ChangeMessageVisibilityBatch(e.op(), &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url})
 		wantErr(e.t, err, contract.ErrEmptyBatchRequest("ChangeMessageVisibilityBatchRequestEntry"))
 	})
 
@@ -75,7 +75,7 @@ func testBatches(t *testing.T, s suite) {
 			if n == 20 {
 				want.Message = "Maximum number of entries per request are 10. You have sent 20."
 			}
-			_, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: sendEntries(n)})
+			_, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: sendEntries(n)})
 			wantErr(e.t, err, want)
 			del := make([]contract.DeleteMessageBatchRequestEntry, n)
 			cmv := make([]contract.ChangeMessageVisibilityBatchRequestEntry, n)
@@ -83,9 +83,9 @@ func testBatches(t *testing.T, s suite) {
 				del[i] = contract.DeleteMessageBatchRequestEntry{Id: strconv.Itoa(i), ReceiptHandle: "h"}
 				cmv[i] = contract.ChangeMessageVisibilityBatchRequestEntry{Id: strconv.Itoa(i), ReceiptHandle: "h", VisibilityTimeout: i64(123)}
 			}
-			_, err = e.svc.DeleteMessageBatch(e.ctx, &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: del})
+			_, err = e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: del})
 			wantErr(e.t, err, want)
-			_, err = e.svc.ChangeMessageVisibilityBatch(e.ctx, &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url, Entries: cmv})
+			_, err = e.svc.ChangeMessageVisibilityBatch(e.op(), &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url, Entries: cmv})
 			wantErr(e.t, err, want)
 		}
 		e.wantCounts(url, 0, 0, 0)
@@ -95,12 +95,12 @@ func testBatches(t *testing.T, s suite) {
 		url := e.create("q", nil)
 		entries := sendEntries(3)
 		entries[2].Id = entries[0].Id
-		_, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
+		_, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
 		wantErr(e.t, err, contract.ErrBatchEntryIdsNotDistinct(entries[0].Id))
-		_, err = e.svc.DeleteMessageBatch(e.ctx, &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
+		_, err = e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
 			{Id: "a", ReceiptHandle: "h1"}, {Id: "a", ReceiptHandle: "h2"}}})
 		wantErr(e.t, err, contract.ErrBatchEntryIdsNotDistinct("a"))
-		_, err = e.svc.ChangeMessageVisibilityBatch(e.ctx, &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url, Entries: []contract.ChangeMessageVisibilityBatchRequestEntry{
+		_, err = e.svc.ChangeMessageVisibilityBatch(e.op(), &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url, Entries: []contract.ChangeMessageVisibilityBatchRequestEntry{
 			{Id: "b", ReceiptHandle: "h1", VisibilityTimeout: i64(1)}, {Id: "b", ReceiptHandle: "h2", VisibilityTimeout: i64(1)}}})
 		wantErr(e.t, err, contract.ErrBatchEntryIdsNotDistinct("b"))
 		e.wantCounts(url, 0, 0, 0)
@@ -113,19 +113,19 @@ func testBatches(t *testing.T, s suite) {
 		for _, id := range []string{"", repeat("testLongId", 10), "invalid:id", "message:abc", "sp ace", "dot.id"} {
 			entries := sendEntries(2)
 			entries[1].Id = id
-			_, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
+			_, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
 			wantErr(e.t, err, want)
-			_, err = e.svc.DeleteMessageBatch(e.ctx, &contract.DeleteMessageBatchInput{QueueUrl: url,
+			_, err = e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url,
 				Entries: []contract.DeleteMessageBatchRequestEntry{{Id: id, ReceiptHandle: "testHandle1"}}})
 			wantErr(e.t, err, want)
-			_, err = e.svc.ChangeMessageVisibilityBatch(e.ctx, &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url,
+			_, err = e.svc.ChangeMessageVisibilityBatch(e.op(), &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url,
 				Entries: []contract.ChangeMessageVisibilityBatchRequestEntry{{Id: id, ReceiptHandle: "testHandle1", VisibilityTimeout: i64(1)}}})
 			wantErr(e.t, err, want)
 		}
 		// 80 characters of the allowed kinds are fine.
 		entries := sendEntries(2)
 		entries[0].Id = repeat("a", 78) + "-_"
-		_, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
+		_, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
 		wantOK(e.t, err, "SendMessageBatch with an 80-character id")
 		e.wantCounts(url, 2, 0, 0)
 	})
@@ -135,7 +135,7 @@ func testBatches(t *testing.T, s suite) {
 		url := e.create("q", nil)
 		k := map[string]contract.MessageAttributeValue{"k": strAttr("x")}
 		big := repeat("a", 1048576-8)
-		_, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
+		_, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
 			{Id: "1", MessageBody: &big, MessageAttributes: k},
 			{Id: "2", MessageBody: str("a")},
 		}})
@@ -144,7 +144,7 @@ func testBatches(t *testing.T, s suite) {
 		wantErr(e.t, err, want)
 		e.wantCounts(url, 0, 0, 0)
 		// Exactly 1 MiB in total is accepted.
-		out, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
+		out, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
 			{Id: "1", MessageBody: str(repeat("a", 1048576-8-1)), MessageAttributes: k},
 			{Id: "2", MessageBody: str("a")},
 		}})
@@ -158,7 +158,7 @@ func testBatches(t *testing.T, s suite) {
 		// snapshot test_send_batch_message_size: one entry over the queue's
 		// MaximumMessageSize fails alone.
 		url := e.create("q", map[string]string{"MaximumMessageSize": "1024"})
-		out, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
+		out, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
 			{Id: "a4cff0d1-1961-44bd-ae53-c6d5ed71ed08", MessageBody: str(repeat("a", 1024))},
 			{Id: "35b535ed-b76a-4ebd-b749-6eb35cdb55ee", MessageBody: str(repeat("a", 1025))},
 		}})
@@ -181,7 +181,7 @@ func testBatches(t *testing.T, s suite) {
 		entries := sendEntries(10)
 		entries[9] = contract.SendMessageBatchRequestEntry{Id: "9", MessageBody: str("\x01")}
 		entries[5].MessageAttributes = map[string]contract.MessageAttributeValue{"ErrorDetails": strAttr("")}
-		out, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
+		out, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
 		wantOK(e.t, err, "SendMessageBatch")
 		if len(out.Successful) != 8 || len(out.Failed) != 2 {
 			e.t.Fatalf("%d successful, %d failed; want 8 and 2", len(out.Successful), len(out.Failed))
@@ -213,7 +213,7 @@ func testBatches(t *testing.T, s suite) {
 		if len(got) != 3 {
 			e.t.Fatalf("received %d, want 3", len(got))
 		}
-		out, err := e.svc.DeleteMessageBatch(e.ctx, &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
+		out, err := e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
 			{Id: "a", ReceiptHandle: got[0].ReceiptHandle},
 			{Id: "bad", ReceiptHandle: "garbage"},
 			{Id: "b", ReceiptHandle: got[1].ReceiptHandle},
@@ -233,7 +233,7 @@ func testBatches(t *testing.T, s suite) {
 		e.clock.Advance(secs(31))
 		wantBodies(e.t, e.recv(url, 10), got[2].Body)
 		// Deleting already-deleted messages again succeeds.
-		out, err = e.svc.DeleteMessageBatch(e.ctx, &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
+		out, err = e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
 			{Id: "a", ReceiptHandle: got[0].ReceiptHandle}}})
 		wantOK(e.t, err, "DeleteMessageBatch again")
 		if len(out.Successful) != 1 {
@@ -258,7 +258,7 @@ func testBatches(t *testing.T, s suite) {
 		if len(a) != 2 || len(b) != 2 {
 			e.t.FailNow()
 		}
-		out, err := e.svc.DeleteMessageBatch(e.ctx, &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
+		out, err := e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
 			{Id: "a1", ReceiptHandle: a[0].ReceiptHandle},
 			{Id: "a2", ReceiptHandle: a[1].ReceiptHandle},
 			{Id: "a1-again", ReceiptHandle: a[0].ReceiptHandle},
@@ -280,7 +280,7 @@ func testBatches(t *testing.T, s suite) {
 		if len(a3) != 1 || len(b1) != 1 {
 			e.t.FailNow()
 		}
-		out, err = e.svc.DeleteMessageBatch(e.ctx, &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
+		out, err = e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
 			{Id: "old", ReceiptHandle: a3[0].ReceiptHandle},
 			{Id: "b1", ReceiptHandle: b1[0].ReceiptHandle},
 		}})
@@ -302,7 +302,7 @@ func testBatches(t *testing.T, s suite) {
 		if len(got) != 3 {
 			e.t.Fatalf("received %d, want 3", len(got))
 		}
-		out, err := e.svc.ChangeMessageVisibilityBatch(e.ctx, &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url,
+		out, err := e.svc.ChangeMessageVisibilityBatch(e.op(), &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url,
 			Entries: []contract.ChangeMessageVisibilityBatchRequestEntry{
 				{Id: "zero", ReceiptHandle: got[0].ReceiptHandle, VisibilityTimeout: i64(0)},
 				{Id: "bad", ReceiptHandle: "garbage", VisibilityTimeout: i64(0)},
@@ -349,12 +349,12 @@ func testBatches(t *testing.T, s suite) {
 		// and test_send_batch_missing_message_group_id_for_fifo_queue: one
 		// bad entry fails the whole request.
 		url := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "false"})
-		_, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
+		_, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
 			{Id: "m1", MessageBody: str("messageBody"), MessageGroupId: str("test-group"), MessageDeduplicationId: str("dedup-1")},
 			{Id: "m2", MessageBody: str("messageBody"), MessageGroupId: str("test-group")},
 		}})
 		wantErr(e.t, err, contract.ErrInvalidParameterValue("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly"))
-		_, err = e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
+		_, err = e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
 			{Id: "m1", MessageBody: str("messageBody"), MessageGroupId: str("test-group"), MessageDeduplicationId: str("dedup-1")},
 			{Id: "m2", MessageBody: str("messageBody"), MessageDeduplicationId: str("dedup-2")},
 		}})
@@ -372,7 +372,7 @@ func testBatches(t *testing.T, s suite) {
 			entries = append(entries, contract.SendMessageBatchRequestEntry{Id: strconv.Itoa(i), MessageBody: str("b" + strconv.Itoa(i)),
 				MessageGroupId: str("g" + strconv.Itoa(i%2)), MessageDeduplicationId: str("d" + strconv.Itoa(i))})
 		}
-		out, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
+		out, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
 		wantOK(e.t, err, "SendMessageBatch")
 		if len(out.Successful) != 10 {
 			e.t.Fatalf("%d successful, want 10 (failed %v)", len(out.Successful), out.Failed)

@@ -20,7 +20,7 @@ func testConcurrency(t *testing.T, s suite) {
 			for j := range entries {
 				entries[j] = contract.SendMessageBatchRequestEntry{Id: strconv.Itoa(j), MessageBody: str("m" + strconv.Itoa(i+j))}
 			}
-			_, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
+			_, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
 			wantOK(e.t, err, "SendMessageBatch")
 		}
 		var mu sync.Mutex
@@ -31,7 +31,7 @@ func testConcurrency(t *testing.T, s suite) {
 			go func() {
 				defer wg.Done()
 				for {
-					out, err := e.svc.ReceiveMessage(e.ctx, &contract.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: i64(3), WaitTimeSeconds: i64(0)})
+					out, err := e.svc.ReceiveMessage(e.op(), &contract.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: i64(3), WaitTimeSeconds: i64(0)})
 					if err != nil {
 						e.t.Errorf("ReceiveMessage: %v", err)
 						return
@@ -76,7 +76,7 @@ func testConcurrency(t *testing.T, s suite) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out, err := e.svc.ReceiveMessage(e.ctx, &contract.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: i64(10), WaitTimeSeconds: i64(0),
+				out, err := e.svc.ReceiveMessage(e.op(), &contract.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: i64(10), WaitTimeSeconds: i64(0),
 					MessageSystemAttributeNames: []string{"MessageGroupId"}})
 				if err != nil {
 					e.t.Errorf("ReceiveMessage: %v", err)
@@ -118,7 +118,7 @@ func testConcurrency(t *testing.T, s suite) {
 				g := "w" + strconv.Itoa(w)
 				prev := ""
 				for i := range 10 {
-					out, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str(fmt.Sprintf("%s-%d", g, i)),
+					out, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str(fmt.Sprintf("%s-%d", g, i)),
 						MessageGroupId: &g, MessageDeduplicationId: str(fmt.Sprintf("%s-%d", g, i))})
 					if err != nil {
 						e.t.Errorf("SendMessage: %v", err)
@@ -165,7 +165,7 @@ func testConcurrency(t *testing.T, s suite) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				out, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("same"), MessageGroupId: str("g"), MessageDeduplicationId: str("race")})
+				out, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("same"), MessageGroupId: str("g"), MessageDeduplicationId: str("race")})
 				if err != nil {
 					e.t.Errorf("SendMessage: %v", err)
 					return

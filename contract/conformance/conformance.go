@@ -23,6 +23,8 @@ package conformance
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,6 +59,12 @@ type Harness struct {
 	// wake.Loopback per test.
 	NewWakeups func(t *testing.T) func() wake.Transport
 
+	// OpTimeout bounds every service call the suite makes (default 30s),
+	// so a store that hangs fails the one call, clearly, instead of the
+	// whole run at go test's timeout. It is a hang guard, never a speed
+	// expectation: keep it well above the slowest call a backend makes.
+	OpTimeout time.Duration
+
 	// Sequential runs the tests one at a time instead of in parallel, for
 	// backends (emulators) that serialize transactions or dislike concurrent
 	// load. It tunes the mechanics only; every expectation stays the same.
@@ -69,11 +77,18 @@ type Harness struct {
 // awaitWoken) instead of being covered by the check.
 const repairInterval = 30 * time.Second
 
+// defaultOpTimeout is Harness.OpTimeout unless set: longer than any long
+// poll (20s) so that no correct call reaches it.
+const defaultOpTimeout = 30 * time.Second
+
 // Run runs the whole suite against the stores h makes. Each area is a
 // subtest and each test in it gets its own fresh store, service and clock.
 func Run(t *testing.T, h Harness) {
 	if h.NewStore == nil {
 		t.Fatal("conformance: Harness.NewStore is nil")
+	}
+	if h.OpTimeout <= 0 {
+		h.OpTimeout = defaultOpTimeout
 	}
 	s := suite{h: h}
 	areas := []struct {
@@ -99,6 +114,10 @@ func Run(t *testing.T, h Harness) {
 		{"LongPoll", testLongPoll},
 		{"WakeUps", testWakeUps},
 		{"Concurrency", testConcurrency},
+		{"Stress", testStress},
+		{"Differential", testDifferential},
+		{"Scale", testScale},
+		{"StoreClock", testStoreClock},
 		{"BadInputChangesNothing", testBadInput},
 	}
 	for _, a := range areas {
@@ -130,32 +149,50 @@ func (s suite) test(t *testing.T, name string, f func(e *env)) {
 type env struct {
 	t     *testing.T
 	h     Harness
-	ctx   context.Context
+	base  context.Context // the test's; each call gets its own, see op
 	clock *Clock
 	store stores.Store
 	svc   *service.Service
 	join  func() wake.Transport // the transport of one more instance
+	// ownClock: the services pass no clock (the store's own, real time);
+	// clock is then unused.
+	ownClock bool
+
+	cancelMu sync.Mutex
+	cancels  []context.CancelFunc // of op's contexts
 }
 
-func newEnv(t *testing.T, h Harness) *env {
+func newEnv(t *testing.T, h Harness) *env { return newEnvClock(t, h, false) }
+
+// newEnvClock is newEnv; with ownClock the services pass no clock, so the
+// store uses its own (see storeclock.go).
+func newEnvClock(t *testing.T, h Harness, ownClock bool) *env {
 	t.Helper()
 	st := h.NewStore(t)
 	if st == nil {
 		t.Fatal("conformance: Harness.NewStore returned nil")
 	}
 	e := &env{
-		t:   t,
-		h:   h,
-		ctx: t.Context(),
+		t:    t,
+		h:    h,
+		base: t.Context(),
 		// Whole seconds, so CreatedTimestamp and friends are exact; near the
 		// real time, so a store's own background housekeeping (which may
 		// read the wall clock) does not see the suite's messages as ancient.
-		clock: NewClock(time.Now().UTC().Truncate(time.Second)),
-		store: st,
+		clock:    NewClock(time.Now().UTC().Truncate(time.Second)),
+		store:    st,
+		ownClock: ownClock,
 	}
 	t.Cleanup(func() {
 		if err := st.Close(); err != nil {
 			t.Errorf("closing the store: %v", err)
+		}
+	})
+	t.Cleanup(func() {
+		e.cancelMu.Lock()
+		defer e.cancelMu.Unlock()
+		for _, c := range e.cancels {
+			c()
 		}
 	})
 	if h.NewWakeups != nil {
@@ -190,12 +227,16 @@ func (e *env) newService() *service.Service {
 
 func (e *env) instance(st stores.Store) *service.Service {
 	hub := wake.NewHub(wake.HubOptions{Transport: e.join()})
+	clock := e.clock.Now
+	if e.ownClock {
+		clock = nil
+	}
 	svc := service.New(service.Config{
 		Store:          st,
 		Region:         Region,
 		AccountID:      AccountID,
 		BaseURL:        BaseURL,
-		Clock:          e.clock.Now,
+		Clock:          clock,
 		Wakeups:        hub,
 		RepairInterval: repairInterval,
 	})
@@ -208,6 +249,19 @@ func (e *env) instance(st stores.Store) *service.Service {
 	e.t.Cleanup(svc.Shutdown)
 	return svc
 }
+
+// op returns the context for one service call: the test's, ending after
+// Harness.OpTimeout. Its timer is released when the test ends (the call has
+// long returned by then; the context only guards against a hang).
+func (e *env) op() context.Context {
+	ctx, cancel := context.WithTimeoutCause(e.base, e.h.OpTimeout, errOpTimeout)
+	e.cancelMu.Lock()
+	e.cancels = append(e.cancels, cancel)
+	e.cancelMu.Unlock()
+	return ctx
+}
+
+var errOpTimeout = errors.New("conformance: the call did not return within Harness.OpTimeout")
 
 func queueURL(name string) string { return BaseURL + "/" + AccountID + "/" + name }
 func queueARN(name string) string { return "arn:aws:sqs:" + Region + ":" + AccountID + ":" + name }

@@ -147,7 +147,7 @@ func testDeadLetter(t *testing.T, s suite) {
 			if max > 0 {
 				in.MaxResults = i64(max)
 			}
-			out, err := e.svc.ListDeadLetterSourceQueues(e.ctx, in)
+			out, err := e.svc.ListDeadLetterSourceQueues(e.op(), in)
 			wantOK(e.t, err, "ListDeadLetterSourceQueues")
 			return out
 		}
@@ -175,7 +175,7 @@ func testDeadLetter(t *testing.T, s suite) {
 			e.t.Errorf("paged by 1: %q, want %q", paged, got)
 		}
 		e.setAttrs(s2, map[string]string{"RedrivePolicy": ""})
-		_, err := e.svc.DeleteQueue(e.ctx, &contract.DeleteQueueInput{QueueUrl: queueURL("s3")})
+		_, err := e.svc.DeleteQueue(e.op(), &contract.DeleteQueueInput{QueueUrl: queueURL("s3")})
 		wantOK(e.t, err, "DeleteQueue")
 		if out := list(dlq, 0, nil); !equalStrings(out.QueueUrls, []string{queueURL("s1")}) {
 			e.t.Errorf("sources after changes = %q, want s1", out.QueueUrls)
@@ -200,7 +200,7 @@ func testMoveTasks(t *testing.T, s suite) {
 	}
 	start := func(e *env, in *contract.StartMessageMoveTaskInput) string {
 		e.t.Helper()
-		out, err := e.svc.StartMessageMoveTask(e.ctx, in)
+		out, err := e.svc.StartMessageMoveTask(e.op(), in)
 		wantOK(e.t, err, "StartMessageMoveTask")
 		if out.TaskHandle == "" {
 			e.t.Fatal("StartMessageMoveTask returned no TaskHandle")
@@ -263,16 +263,16 @@ func testMoveTasks(t *testing.T, s suite) {
 		// recorded test_source_needs_redrive_policy.
 		e.create("plain", nil)
 		e.create("dst", nil)
-		_, err := e.svc.StartMessageMoveTask(e.ctx, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("plain"), DestinationArn: str(queueARN("dst"))})
+		_, err := e.svc.StartMessageMoveTask(e.op(), &contract.StartMessageMoveTaskInput{SourceArn: queueARN("plain"), DestinationArn: str(queueARN("dst"))})
 		wantErr(e.t, err, contract.ErrInvalidParameterValue("Source queue must be configured as a Dead Letter Queue."))
 	})
 
 	s.test(t, "MissingQueues", func(e *env) {
 		// recorded test_destination_needs_to_exist (and the same wording for the source).
 		pipe(e, "src", "dlq", 1)
-		_, err := e.svc.StartMessageMoveTask(e.ctx, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst") + "doesntexist")})
+		_, err := e.svc.StartMessageMoveTask(e.op(), &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst") + "doesntexist")})
 		wantErr(e.t, err, contract.ErrResourceNotFound("The resource that you specified for the DestinationArn parameter doesn't exist."))
-		_, err = e.svc.StartMessageMoveTask(e.ctx, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("nothere")})
+		_, err = e.svc.StartMessageMoveTask(e.op(), &contract.StartMessageMoveTaskInput{SourceArn: queueARN("nothere")})
 		wantErr(e.t, err, contract.ErrResourceNotFound("The resource that you specified for the SourceArn parameter doesn't exist."))
 		e.wantCounts(queueURL("dlq"), 1, 0, 0)
 		if rs := e.listMoveTasks(queueARN("dlq"), 10); len(rs) != 0 {
@@ -286,7 +286,7 @@ func testMoveTasks(t *testing.T, s suite) {
 		e.create("dst", nil)
 		in := &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst")), MaxNumberOfMessagesPerSecond: i64(1)}
 		start(e, in)
-		_, err := e.svc.StartMessageMoveTask(e.ctx, in)
+		_, err := e.svc.StartMessageMoveTask(e.op(), in)
 		wantErr(e.t, err, contract.ErrInvalidParameterValue("There is already a task running. Only one active task is allowed for a source queue arn at a given time."))
 		e.finishMoveTask(queueARN("dlq"))
 		// After it completed, a new task may start (nothing left to move).
@@ -320,7 +320,7 @@ func testMoveTasks(t *testing.T, s suite) {
 			r.MaxNumberOfMessagesPerSecond == nil || *r.MaxNumberOfMessagesPerSecond != 1 || r.ApproximateNumberOfMessagesMoved >= 10 {
 			e.t.Errorf("running task = %+v, want RUNNING with its handle, 10 to move, rate 1, not yet done", r)
 		}
-		out, err := e.svc.CancelMessageMoveTask(e.ctx, &contract.CancelMessageMoveTaskInput{TaskHandle: h})
+		out, err := e.svc.CancelMessageMoveTask(e.op(), &contract.CancelMessageMoveTaskInput{TaskHandle: h})
 		wantOK(e.t, err, "CancelMessageMoveTask")
 		if out.ApproximateNumberOfMessagesMoved < 0 || out.ApproximateNumberOfMessagesMoved >= 10 {
 			e.t.Errorf("cancel reports %d moved", out.ApproximateNumberOfMessagesMoved)
@@ -379,20 +379,20 @@ func testMoveTasks(t *testing.T, s suite) {
 		pipe(e, "src", "dlq", 12)
 		dst := e.create("dst", nil)
 		h := start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst")), MaxNumberOfMessagesPerSecond: i64(5)})
-		stale, err := e.store.MoveTaskGet(e.ctx, &stores.MoveTaskGetParams{Handle: h})
+		stale, err := e.store.MoveTaskGet(e.op(), &stores.MoveTaskGetParams{Handle: h})
 		wantOK(e.t, err, "MoveTaskGet")
 		e.clock.Advance(secs(1))
-		_, err = e.store.MessageMove(e.ctx, &stores.MessageMoveParams{FromName: "dlq", ToName: "gone", Max: 5, Now: e.clock.Now(),
+		_, err = e.store.MessageMove(e.op(), &stores.MessageMoveParams{FromName: "dlq", ToName: "gone", Max: 5, Now: e.clock.Now(),
 			Step: &stores.MoveTaskStep{Handle: h, IfVersion: stale.Version, PacedTo: e.clock.Now()}})
 		if !errors.Is(err, stores.ErrQueueNotFound) {
 			e.t.Fatalf("step to a missing queue: %v, want ErrQueueNotFound", err)
 		}
-		if tk, err := e.store.MoveTaskGet(e.ctx, &stores.MoveTaskGetParams{Handle: h}); err != nil || *tk != *stale {
+		if tk, err := e.store.MoveTaskGet(e.op(), &stores.MoveTaskGetParams{Handle: h}); err != nil || *tk != *stale {
 			e.t.Fatalf("failed step changed the task: %+v (%v), was %+v", tk, err, stale)
 		}
 		e.runMoveTasks() // another instance's step
 		e.wantCounts(dst, 5, 0, 0)
-		_, err = e.store.MessageMove(e.ctx, &stores.MessageMoveParams{FromName: "dlq", ToName: "dst", Max: 5, Now: e.clock.Now(),
+		_, err = e.store.MessageMove(e.op(), &stores.MessageMoveParams{FromName: "dlq", ToName: "dst", Max: 5, Now: e.clock.Now(),
 			Step: &stores.MoveTaskStep{Handle: h, IfVersion: stale.Version, PacedTo: e.clock.Now()}})
 		if !errors.Is(err, stores.ErrVersionConflict) {
 			e.t.Fatalf("stale step: %v, want ErrVersionConflict", err)
@@ -414,10 +414,10 @@ func testMoveTasks(t *testing.T, s suite) {
 		pipe(e, "src", "dlq", 3)
 		dst := e.create("dst", nil)
 		h := start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst"))})
-		tk, err := e.store.MoveTaskGet(e.ctx, &stores.MoveTaskGetParams{Handle: h})
+		tk, err := e.store.MoveTaskGet(e.op(), &stores.MoveTaskGetParams{Handle: h})
 		wantOK(e.t, err, "MoveTaskGet")
 		e.clock.Advance(secs(1))
-		res, err := e.store.MessageMove(e.ctx, &stores.MessageMoveParams{FromName: "dlq", ToName: "dst", Max: 10, Now: e.clock.Now(),
+		res, err := e.store.MessageMove(e.op(), &stores.MessageMoveParams{FromName: "dlq", ToName: "dst", Max: 10, Now: e.clock.Now(),
 			Step: &stores.MoveTaskStep{Handle: h, IfVersion: tk.Version, PacedTo: e.clock.Now()}})
 		wantOK(e.t, err, "MessageMove with Step")
 		if res.Moved != 3 || !res.Exhausted || res.Task == nil || res.Task.Moved != 3 || res.Task.Version <= tk.Version ||
@@ -449,18 +449,18 @@ func testMoveTasks(t *testing.T, s suite) {
 					close(stepping)
 				}
 				e.clock.Advance(10 * time.Millisecond)
-				if err := other.RunMoveTasks(e.ctx); err != nil {
+				if err := other.RunMoveTasks(e.op()); err != nil {
 					done <- err
 					return
 				}
-				if tk, err := e.store.MoveTaskGet(e.ctx, &stores.MoveTaskGetParams{Handle: h}); err != nil || tk.Status != "RUNNING" || i > 1000 {
+				if tk, err := e.store.MoveTaskGet(e.op(), &stores.MoveTaskGetParams{Handle: h}); err != nil || tk.Status != "RUNNING" || i > 1000 {
 					done <- err
 					return
 				}
 			}
 		}()
 		<-stepping
-		out, err := e.svc.CancelMessageMoveTask(e.ctx, &contract.CancelMessageMoveTaskInput{TaskHandle: h})
+		out, err := e.svc.CancelMessageMoveTask(e.op(), &contract.CancelMessageMoveTaskInput{TaskHandle: h})
 		wantOK(e.t, err, "CancelMessageMoveTask")
 		wantOK(e.t, <-done, "stepping")
 		e.clock.Advance(secs(1))
@@ -475,16 +475,16 @@ func testMoveTasks(t *testing.T, s suite) {
 
 	s.test(t, "BadInput", func(e *env) {
 		// recorded test_cancel_with_invalid_task_handle.
-		_, err := e.svc.CancelMessageMoveTask(e.ctx, &contract.CancelMessageMoveTaskInput{TaskHandle: "foobared"})
+		_, err := e.svc.CancelMessageMoveTask(e.op(), &contract.CancelMessageMoveTaskInput{TaskHandle: "foobared"})
 		wantErr(e.t, err, contract.ErrInvalidParameterValue("Value for parameter TaskHandle is invalid."))
 		pipe(e, "src", "dlq", 1)
 		// docs: the rate is at most 500 (wording not recorded).
-		_, err = e.svc.StartMessageMoveTask(e.ctx, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), MaxNumberOfMessagesPerSecond: i64(501)})
+		_, err = e.svc.StartMessageMoveTask(e.op(), &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), MaxNumberOfMessagesPerSecond: i64(501)})
 		wantErrCode(e.t, err, "InvalidParameterValue", 400)
 		// A completed task cannot be cancelled (docs: only RUNNING ones).
 		h := start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq")})
 		e.finishMoveTask(queueARN("dlq"))
-		_, err = e.svc.CancelMessageMoveTask(e.ctx, &contract.CancelMessageMoveTaskInput{TaskHandle: h})
+		_, err = e.svc.CancelMessageMoveTask(e.op(), &contract.CancelMessageMoveTaskInput{TaskHandle: h})
 		if err == nil {
 			e.t.Error("cancelling a completed task succeeded")
 		}

@@ -44,7 +44,7 @@ func testDelay(t *testing.T, s suite) {
 		url := e.create("q", nil)
 		e.sendIn(&contract.SendMessageInput{QueueUrl: url, MessageBody: str("max"), DelaySeconds: i64(900)})
 		for _, d := range []int64{-1, 901} {
-			_, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("bad"), DelaySeconds: i64(d)})
+			_, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("bad"), DelaySeconds: i64(d)})
 			wantErrCode(e.t, err, "InvalidParameterValue", 400)
 		}
 		e.wantCounts(url, 0, 0, 1)
@@ -55,7 +55,7 @@ func testDelay(t *testing.T, s suite) {
 	s.test(t, "FIFOPerMessageRejected", func(e *env) {
 		// snapshot test_fifo_queue_send_message_with_delay_seconds_fails.
 		url := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true"})
-		_, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("message-1"), MessageGroupId: str("1"), DelaySeconds: i64(2)})
+		_, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("message-1"), MessageGroupId: str("1"), DelaySeconds: i64(2)})
 		wantErr(e.t, err, contract.ErrInvalidParameterValue("Value 2 for parameter DelaySeconds is invalid. Reason: The request include parameter that is not valid for this queue type."))
 		e.wantCounts(url, 0, 0, 0)
 		// validated test_send_message_with_delay_0_works_for_fifo.
@@ -78,7 +78,7 @@ func testDelay(t *testing.T, s suite) {
 
 	s.test(t, "Batch", func(e *env) {
 		url := e.create("q", nil)
-		out, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
+		out, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
 			{Id: "now", MessageBody: str("now")},
 			{Id: "later", MessageBody: str("later"), DelaySeconds: i64(30)},
 		}})
@@ -168,7 +168,7 @@ func testRetention(t *testing.T, s suite) {
 		e.clock.Advance(secs(30))
 		e.send(url, "young")
 		e.clock.Advance(secs(31))
-		wantOK(e.t, e.store.Maintain(e.ctx, &stores.MaintainParams{Now: e.clock.Now()}), "Store.Maintain")
+		wantOK(e.t, e.store.Maintain(e.op(), &stores.MaintainParams{Now: e.clock.Now()}), "Store.Maintain")
 		e.wantCounts(url, 1, 0, 0)
 		wantBodies(e.t, e.recv(url, 10), "young")
 	})

@@ -11,9 +11,9 @@ func testFIFO(t *testing.T, s suite) {
 	s.test(t, "GroupRequired", func(e *env) {
 		// snapshot test_posting_to_fifo_requires_deduplicationid_group_id.
 		url := e.createFIFO("f.fifo", nil)
-		_, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m"), MessageDeduplicationId: str("d")})
+		_, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m"), MessageDeduplicationId: str("d")})
 		wantErr(e.t, err, contract.ErrMissingParameter("MessageGroupId"))
-		_, err = e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m"), MessageGroupId: str("g")})
+		_, err = e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m"), MessageGroupId: str("g")})
 		wantErr(e.t, err, contract.ErrInvalidParameterValue("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly"))
 		e.wantCounts(url, 0, 0, 0)
 	})
@@ -25,12 +25,12 @@ func testFIFO(t *testing.T, s suite) {
 		std := e.create("std", nil)
 		long := repeat("a", 129)
 		for _, v := range []string{"", long, "group 123", "tab\tid", "é"} {
-			_, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: f, MessageBody: str("Hello World!"), MessageGroupId: str("test"), MessageDeduplicationId: str(v)})
+			_, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: f, MessageBody: str("Hello World!"), MessageGroupId: str("test"), MessageDeduplicationId: str(v)})
 			wantErr(e.t, err, contract.ErrInvalidParameterValue("Value "+v+" for parameter MessageDeduplicationId is invalid. Reason: MessageDeduplicationId can only include alphanumeric and punctuation characters. 1 to 128 in length."))
 			groupErr := contract.ErrInvalidParameterValue("Value " + v + " for parameter MessageGroupId is invalid. Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length.")
-			_, err = e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: std, MessageBody: str("message"), MessageGroupId: str(v)})
+			_, err = e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: std, MessageBody: str("message"), MessageGroupId: str(v)})
 			wantErr(e.t, err, groupErr)
-			_, err = e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: f, MessageBody: str("m"), MessageGroupId: str(v), MessageDeduplicationId: str("d")})
+			_, err = e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: f, MessageBody: str("m"), MessageGroupId: str(v), MessageDeduplicationId: str("d")})
 			wantErr(e.t, err, groupErr)
 		}
 		// snapshot test_message_deduplication_id_success: 128 is fine, and
@@ -42,7 +42,7 @@ func testFIFO(t *testing.T, s suite) {
 		e.wantCounts(f, 2, 0, 0)
 		e.wantCounts(std, 1, 0, 0)
 		// A deduplication id on a Standard queue is refused (docs: FIFO only; wording not recorded).
-		_, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: std, MessageBody: str("m"), MessageDeduplicationId: str("d")})
+		_, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: std, MessageBody: str("m"), MessageDeduplicationId: str("d")})
 		wantErrCode(e.t, err, "InvalidParameterValue", 400)
 	})
 
@@ -240,7 +240,7 @@ func testFIFO(t *testing.T, s suite) {
 		wantBodies(e.t, e.recv(url, 2), "m2", "m3")
 		// docs: up to 128 alphanumeric and punctuation characters.
 		for _, bad := range []string{repeat("a", 129), "with space"} {
-			_, err := e.svc.ReceiveMessage(e.ctx, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(0), ReceiveRequestAttemptId: str(bad)})
+			_, err := e.svc.ReceiveMessage(e.op(), &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(0), ReceiveRequestAttemptId: str(bad)})
 			wantErrCode(e.t, err, "InvalidParameterValue", 400)
 		}
 	})
@@ -391,7 +391,7 @@ func testDeduplication(t *testing.T, s suite) {
 
 	s.test(t, "WithinBatch", func(e *env) {
 		url := e.createFIFO("f.fifo", nil)
-		out, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
+		out, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
 			{Id: "a", MessageBody: str("a"), MessageGroupId: str("g"), MessageDeduplicationId: str("same")},
 			{Id: "b", MessageBody: str("b"), MessageGroupId: str("g"), MessageDeduplicationId: str("same")},
 		}})
@@ -423,7 +423,7 @@ func testDeduplication(t *testing.T, s suite) {
 			entries = append(entries, contract.SendMessageBatchRequestEntry{Id: "e" + strconv.Itoa(i), MessageBody: str("m" + strconv.Itoa(i)),
 				MessageGroupId: str("g" + strconv.Itoa(i%2)), MessageDeduplicationId: str(dedup)})
 		}
-		out, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
+		out, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
 		wantOK(e.t, err, "SendMessageBatch")
 		if len(out.Successful) != 10 {
 			e.t.Fatalf("%d successful, want 10: %+v", len(out.Successful), out)
@@ -452,7 +452,7 @@ func testDeduplication(t *testing.T, s suite) {
 		url := e.createFIFO("f.fifo", nil)
 		a := e.sendFIFO(url, "m", "g", "retry-1")
 		other := e.newService()
-		out, err := other.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m"), MessageGroupId: str("g"), MessageDeduplicationId: str("retry-1")})
+		out, err := other.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m"), MessageGroupId: str("g"), MessageDeduplicationId: str("retry-1")})
 		wantOK(e.t, err, "retry on the second instance")
 		if out.MessageId != a.MessageId || out.SequenceNumber != a.SequenceNumber {
 			e.t.Errorf("retry = %s/%s, want %s/%s", out.MessageId, out.SequenceNumber, a.MessageId, a.SequenceNumber)

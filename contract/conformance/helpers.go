@@ -116,6 +116,9 @@ func wantErrOneOf(t *testing.T, err error, code string, status int, messages ...
 
 func wantOK(t *testing.T, err error, what string) {
 	t.Helper()
+	if errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%s: the store did not answer within Harness.OpTimeout: %v", what, err)
+	}
 	if err != nil {
 		t.Fatalf("%s: unexpected error: %v", what, err)
 	}
@@ -125,7 +128,7 @@ func wantOK(t *testing.T, err error, what string) {
 
 func (e *env) create(name string, attrs map[string]string) string {
 	e.t.Helper()
-	out, err := e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: name, Attributes: attrs})
+	out, err := e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: name, Attributes: attrs})
 	wantOK(e.t, err, "CreateQueue "+name)
 	if out.QueueUrl != queueURL(name) {
 		e.t.Fatalf("CreateQueue %s: QueueUrl = %q, want %q", name, out.QueueUrl, queueURL(name))
@@ -146,14 +149,14 @@ func (e *env) createFIFO(name string, attrs map[string]string) string {
 
 func (e *env) attrs(url string, names ...string) map[string]string {
 	e.t.Helper()
-	out, err := e.svc.GetQueueAttributes(e.ctx, &contract.GetQueueAttributesInput{QueueUrl: url, AttributeNames: names})
+	out, err := e.svc.GetQueueAttributes(e.op(), &contract.GetQueueAttributesInput{QueueUrl: url, AttributeNames: names})
 	wantOK(e.t, err, "GetQueueAttributes")
 	return out.Attributes
 }
 
 func (e *env) setAttrs(url string, attrs map[string]string) {
 	e.t.Helper()
-	_, err := e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: url, Attributes: attrs})
+	_, err := e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: url, Attributes: attrs})
 	wantOK(e.t, err, fmt.Sprintf("SetQueueAttributes %v", attrs))
 }
 
@@ -185,7 +188,7 @@ func (e *env) arnOf(url string) string {
 
 func (e *env) sendIn(in *contract.SendMessageInput) *contract.SendMessageOutput {
 	e.t.Helper()
-	out, err := e.svc.SendMessage(e.ctx, in)
+	out, err := e.svc.SendMessage(e.op(), in)
 	wantOK(e.t, err, "SendMessage")
 	return out
 }
@@ -208,7 +211,7 @@ func (e *env) sendFIFO(url, body, group, dedup string) *contract.SendMessageOutp
 
 func (e *env) receive(in *contract.ReceiveMessageInput) []contract.Message {
 	e.t.Helper()
-	out, err := e.svc.ReceiveMessage(e.ctx, in)
+	out, err := e.svc.ReceiveMessage(e.op(), in)
 	wantOK(e.t, err, "ReceiveMessage")
 	return out.Messages
 }
@@ -252,12 +255,12 @@ func (e *env) wantEmpty(url string) {
 
 func (e *env) del(url, handle string) {
 	e.t.Helper()
-	_, err := e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: handle})
+	_, err := e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: handle})
 	wantOK(e.t, err, "DeleteMessage")
 }
 
 func (e *env) cmv(url, handle string, vt int64) error {
-	_, err := e.svc.ChangeMessageVisibility(e.ctx, &contract.ChangeMessageVisibilityInput{QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: i64(vt)})
+	_, err := e.svc.ChangeMessageVisibility(e.op(), &contract.ChangeMessageVisibilityInput{QueueUrl: url, ReceiptHandle: handle, VisibilityTimeout: i64(vt)})
 	return err
 }
 
@@ -349,7 +352,7 @@ type pollResult struct {
 func (e *env) startReceive(svc *service.Service, in *contract.ReceiveMessageInput) <-chan pollResult {
 	ch := make(chan pollResult, 1)
 	go func() {
-		out, err := svc.ReceiveMessage(e.ctx, in)
+		out, err := svc.ReceiveMessage(e.op(), in)
 		ch <- pollResult{out, err}
 	}()
 	return ch
@@ -418,7 +421,7 @@ func (e *env) runMoveTasks() {
 	if !ok {
 		e.t.Fatal("service.Service has no RunMoveTasks(ctx) error method")
 	}
-	wantOK(e.t, r.RunMoveTasks(e.ctx), "RunMoveTasks")
+	wantOK(e.t, r.RunMoveTasks(e.op()), "RunMoveTasks")
 }
 
 // concurrentMoveSteps runs per move task passes on each of svcs at once
@@ -437,7 +440,7 @@ func (e *env) concurrentMoveSteps(svcs []*service.Service, per int) {
 		for range per {
 			wg.Go(func() {
 				<-gate
-				errs <- r.RunMoveTasks(e.ctx)
+				errs <- r.RunMoveTasks(e.op())
 			})
 		}
 	}
@@ -455,7 +458,7 @@ func (e *env) listMoveTasks(sourceArn string, max int64) []contract.ListMessageM
 	if max > 0 {
 		in.MaxResults = i64(max)
 	}
-	out, err := e.svc.ListMessageMoveTasks(e.ctx, in)
+	out, err := e.svc.ListMessageMoveTasks(e.op(), in)
 	wantOK(e.t, err, "ListMessageMoveTasks")
 	return out.Results
 }

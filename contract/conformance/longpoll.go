@@ -37,7 +37,7 @@ func testLongPoll(t *testing.T, s suite) {
 		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20)})
 		time.Sleep(settle)
 		e.stillWaiting(ch)
-		_, err := other.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("across")})
+		_, err := other.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("across")})
 		wantOK(e.t, err, "SendMessage on the other instance")
 		wantBodies(e.t, e.awaitWoken(ch, "a send on another instance"), "across")
 	})
@@ -47,7 +47,7 @@ func testLongPoll(t *testing.T, s suite) {
 		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20), MaxNumberOfMessages: i64(10)})
 		time.Sleep(settle)
 		e.stillWaiting(ch)
-		_, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: sendEntries(3)})
+		_, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: sendEntries(3)})
 		wantOK(e.t, err, "SendMessageBatch")
 		if got := e.await(ch, hang); len(got) == 0 {
 			e.t.Error("long poll returned empty after a batch send")
@@ -167,7 +167,7 @@ func testLongPoll(t *testing.T, s suite) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, _ = e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m" + strconv.Itoa(i))})
+				_, _ = e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m" + strconv.Itoa(i))})
 			}()
 		}
 		wg.Wait()

@@ -102,9 +102,9 @@ func testMessages(t *testing.T, s suite) {
 		// snapshot test_send_empty_message (boto sends MessageBody="").
 		url := e.create("q", nil)
 		want := contract.ErrMissingParameter("MessageBody")
-		_, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url})
+		_, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url})
 		wantErr(e.t, err, want)
-		_, err = e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("")})
+		_, err = e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("")})
 		wantErr(e.t, err, want)
 		e.wantCounts(url, 0, 0, 0)
 	})
@@ -115,7 +115,7 @@ func testMessages(t *testing.T, s suite) {
 		url := e.create("q", nil)
 		k := map[string]contract.MessageAttributeValue{"k": strAttr("x")} // 1+6+1 = 8 bytes
 		body := repeat("a", 1048576-8+1)
-		_, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: &body, MessageAttributes: k})
+		_, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &body, MessageAttributes: k})
 		wantErr(e.t, err, contract.ErrInvalidParameterValue("One or more parameters are invalid. Reason: Message must be shorter than 1048576 bytes."))
 		// A full 1 MiB is accepted on every store (design), with and without attributes.
 		full := repeat("b", 1048576)
@@ -135,11 +135,11 @@ func testMessages(t *testing.T, s suite) {
 		e.setAttrs(url, map[string]string{"MaximumMessageSize": "1024"})
 		e.send(url, repeat("a", 1024))
 		body = repeat("a", 1024-8+1)
-		_, err = e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: &body, MessageAttributes: k})
+		_, err = e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &body, MessageAttributes: k})
 		wantErr(e.t, err, contract.ErrInvalidParameterValue("One or more parameters are invalid. Reason: Message must be shorter than 1024 bytes."))
 		// Bytes, not characters: 342 three-byte characters are 1026 bytes.
 		body = repeat("\u4e16", 342)
-		_, err = e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: &body})
+		_, err = e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &body})
 		wantErr(e.t, err, contract.ErrInvalidParameterValue("One or more parameters are invalid. Reason: Message must be shorter than 1024 bytes."))
 		e.wantCounts(url, 1, 2, 0)
 	})
@@ -149,12 +149,12 @@ func testMessages(t *testing.T, s suite) {
 		// wording is not recorded: code only).
 		url := e.create("q", nil)
 		for _, b := range []string{"Invalid-\x00-\b-\x13-\uffff", "\x01", "a\x1fb", "\ufffe"} {
-			_, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: &b})
+			_, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &b})
 			wantErrCode(e.t, err, "InvalidMessageContents", 400)
 		}
 		// validated test_invalid_string_attributes_cause_invalid_parameter_value_error.
 		bad := "Invalid-\b,\v"
-		_, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("ok"),
+		_, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("ok"),
 			MessageAttributes: map[string]contract.MessageAttributeValue{"attr1": {DataType: "String", StringValue: &bad}}})
 		wantErrCode(e.t, err, "InvalidParameterValue", 400)
 		e.wantCounts(url, 0, 0, 0)
@@ -212,7 +212,7 @@ func testMessages(t *testing.T, s suite) {
 	s.test(t, "MessageAttributeRules", func(e *env) {
 		url := e.create("q", nil)
 		send := func(attrs map[string]contract.MessageAttributeValue) error {
-			_, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("test"), MessageAttributes: attrs})
+			_, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("test"), MessageAttributes: attrs})
 			return err
 		}
 		// snapshot test_send_message_with_empty_string_attribute.
@@ -289,7 +289,7 @@ func testMessages(t *testing.T, s suite) {
 			}
 		}
 		// Only AWSTraceHeader is a settable system attribute (docs). Wording not recorded.
-		_, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("x"),
+		_, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("x"),
 			MessageSystemAttributes: map[string]contract.MessageAttributeValue{"SenderId": strAttr("me")}})
 		wantErrCodeIn(e.t, err, "InvalidParameterValue", "InvalidAttributeName")
 	})
@@ -299,17 +299,17 @@ func testMessages(t *testing.T, s suite) {
 		e.send(url, "message")
 		// snapshot test_send_receive_max_number_of_messages.
 		for _, n := range []int64{11, 0} {
-			_, err := e.svc.ReceiveMessage(e.ctx, &contract.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: i64(n)})
+			_, err := e.svc.ReceiveMessage(e.op(), &contract.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: i64(n)})
 			wantErr(e.t, err, contract.ErrInvalidParameterValue("Value "+strconv.FormatInt(n, 10)+" for parameter MaxNumberOfMessages is invalid. Reason: Must be between 1 and 10, if provided."))
 		}
 		// snapshot test_send_receive_wait_time_seconds.
 		for _, n := range []int64{21, -1} {
-			_, err := e.svc.ReceiveMessage(e.ctx, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(n)})
+			_, err := e.svc.ReceiveMessage(e.op(), &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(n)})
 			wantErr(e.t, err, contract.ErrInvalidParameterValue("Value "+strconv.FormatInt(n, 10)+" for parameter WaitTimeSeconds is invalid. Reason: Must be >= 0 and <= 20, if provided."))
 		}
 		// docs: VisibilityTimeout 0 to 43200 (wording not recorded).
 		for _, n := range []int64{-1, 43201} {
-			_, err := e.svc.ReceiveMessage(e.ctx, &contract.ReceiveMessageInput{QueueUrl: url, VisibilityTimeout: i64(n)})
+			_, err := e.svc.ReceiveMessage(e.op(), &contract.ReceiveMessageInput{QueueUrl: url, VisibilityTimeout: i64(n)})
 			wantErrCode(e.t, err, "InvalidParameterValue", 400)
 		}
 		// None of that claimed the message.

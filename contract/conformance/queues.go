@@ -11,7 +11,7 @@ import (
 func testQueues(t *testing.T, s suite) {
 	s.test(t, "CreateGetUrlAndArn", func(e *env) {
 		url := e.create("q1", nil)
-		out, err := e.svc.GetQueueUrl(e.ctx, &contract.GetQueueUrlInput{QueueName: "q1"})
+		out, err := e.svc.GetQueueUrl(e.op(), &contract.GetQueueUrlInput{QueueName: "q1"})
 		wantOK(e.t, err, "GetQueueUrl")
 		if out.QueueUrl != queueURL("q1") {
 			e.t.Errorf("GetQueueUrl = %q, want %q", out.QueueUrl, queueURL("q1"))
@@ -20,13 +20,13 @@ func testQueues(t *testing.T, s suite) {
 			e.t.Errorf("QueueArn = %q, want %q", got, queueARN("q1"))
 		}
 		// Names are case-sensitive (docs).
-		_, err = e.svc.GetQueueUrl(e.ctx, &contract.GetQueueUrlInput{QueueName: "Q1"})
+		_, err = e.svc.GetQueueUrl(e.op(), &contract.GetQueueUrlInput{QueueName: "Q1"})
 		wantErr(e.t, err, contract.ErrQueueDoesNotExist())
 	})
 
 	s.test(t, "GetQueueUrlUnknown", func(e *env) {
 		// snapshot test_non_existent_queue (both protocols' wording).
-		_, err := e.svc.GetQueueUrl(e.ctx, &contract.GetQueueUrlInput{QueueName: "nope"})
+		_, err := e.svc.GetQueueUrl(e.op(), &contract.GetQueueUrlInput{QueueName: "nope"})
 		wantErr(e.t, err, &contract.Error{Code: "AWS.SimpleQueueService.NonExistentQueue", Type: "QueueDoesNotExist",
 			Status: 400, Sender: true, Message: "The specified queue does not exist.",
 			QueryMessage: "The specified queue does not exist for this wsdl version."})
@@ -56,18 +56,18 @@ func testQueues(t *testing.T, s suite) {
 		// snapshot test_create_queue_with_different_attributes_raises_exception.
 		url := e.create("q", map[string]string{"ReceiveMessageWaitTimeSeconds": "1", "DelaySeconds": "1"})
 		e.create("q", map[string]string{"DelaySeconds": "1"})
-		_, err := e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "q",
+		_, err := e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "q",
 			Attributes: map[string]string{"ReceiveMessageWaitTimeSeconds": "1", "DelaySeconds": "2"}})
 		wantErr(e.t, err, contract.ErrQueueNameExists("DelaySeconds"))
 		// After SetQueueAttributes the stored value is what counts.
 		e.setAttrs(url, map[string]string{"DelaySeconds": "2"})
 		e.create("q", map[string]string{"ReceiveMessageWaitTimeSeconds": "1", "DelaySeconds": "2"})
-		_, err = e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "q",
+		_, err = e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "q",
 			Attributes: map[string]string{"ReceiveMessageWaitTimeSeconds": "1", "DelaySeconds": "1"}})
 		wantErr(e.t, err, contract.ErrQueueNameExists("DelaySeconds"))
 		// A default spelled out differs from a non-default value.
 		e.create("v", map[string]string{"VisibilityTimeout": "45"})
-		_, err = e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "v",
+		_, err = e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "v",
 			Attributes: map[string]string{"VisibilityTimeout": "30"}})
 		wantErr(e.t, err, contract.ErrQueueNameExists("VisibilityTimeout"))
 	})
@@ -75,7 +75,7 @@ func testQueues(t *testing.T, s suite) {
 	s.test(t, "CreateFIFOWithDifferentAttributes", func(e *env) {
 		// snapshot test_create_fifo_queue_with_different_attributes_raises_error.
 		e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true"})
-		_, err := e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "f.fifo",
+		_, err := e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "f.fifo",
 			Attributes: map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "false"}})
 		wantErr(e.t, err, contract.ErrQueueNameExists("ContentBasedDeduplication"))
 	})
@@ -93,14 +93,14 @@ func testQueues(t *testing.T, s suite) {
 			if len(name) > 5 && name[len(name)-5:] == ".fifo" {
 				attrs = map[string]string{"FifoQueue": "true"}
 			}
-			_, err := e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: name, Attributes: attrs})
+			_, err := e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: name, Attributes: attrs})
 			if name == "" {
 				// The required name missing or empty: either code is plausible.
 				wantErrCodeIn(e.t, err, "InvalidParameterValue", "MissingParameter")
 			} else {
 				wantErrCode(e.t, err, "InvalidParameterValue", 400)
 			}
-			if _, err := e.svc.GetQueueUrl(e.ctx, &contract.GetQueueUrlInput{QueueName: name}); err == nil && name != "" {
+			if _, err := e.svc.GetQueueUrl(e.op(), &contract.GetQueueUrlInput{QueueName: name}); err == nil && name != "" {
 				e.t.Errorf("rejected name %q created a queue", name)
 			}
 		}
@@ -117,16 +117,16 @@ func testQueues(t *testing.T, s suite) {
 			{map[string]string{"DeduplicationScope": "queue"}, contract.ErrInvalidAttributeName("You can specify the DeduplicationScope only when FifoQueue is set to true.")},
 			{map[string]string{"FifoThroughputLimit": "perQueue"}, contract.ErrInvalidAttributeName("You can specify the FifoThroughputLimit only when FifoQueue is set to true.")},
 		} {
-			_, err := e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "std", Attributes: c.attrs})
+			_, err := e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "std", Attributes: c.attrs})
 			wantErr(e.t, err, c.want)
 		}
 		// validated test_fifo_queue_requires_suffix / test_standard_queue_cannot_have_fifo_suffix.
-		_, err := e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "nosuffix", Attributes: map[string]string{"FifoQueue": "true"}})
+		_, err := e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "nosuffix", Attributes: map[string]string{"FifoQueue": "true"}})
 		wantErrCode(e.t, err, "InvalidParameterValue", 400)
-		_, err = e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "suffix.fifo"})
+		_, err = e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "suffix.fifo"})
 		wantErrCode(e.t, err, "InvalidParameterValue", 400)
 		// An unknown attribute (snapshot wording of InvalidAttributeName).
-		_, err = e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "std", Attributes: map[string]string{"Foobar": "1"}})
+		_, err = e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "std", Attributes: map[string]string{"Foobar": "1"}})
 		wantErr(e.t, err, contract.ErrUnknownAttribute("Foobar"))
 		// snapshot test_sqs_fifo_message_group_scope_no_throughput_setting:
 		// messageGroup scope without the throughput setting is allowed.
@@ -134,10 +134,10 @@ func testQueues(t *testing.T, s suite) {
 		e.createFIFO("ht.fifo", map[string]string{"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"})
 		// docs: "The perMessageGroupId value is allowed only when the value
 		// for DeduplicationScope is messageGroup." Wording unknown.
-		_, err = e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "bad.fifo", Attributes: map[string]string{
+		_, err = e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "bad.fifo", Attributes: map[string]string{
 			"FifoQueue": "true", "DeduplicationScope": "queue", "FifoThroughputLimit": "perMessageGroupId"}})
 		wantErrCodeIn(e.t, err, "InvalidAttributeValue", "InvalidParameterValue")
-		out, err := e.svc.ListQueues(e.ctx, &contract.ListQueuesInput{})
+		out, err := e.svc.ListQueues(e.op(), &contract.ListQueuesInput{})
 		wantOK(e.t, err, "ListQueues")
 		sort.Strings(out.QueueUrls)
 		want := []string{queueURL("ht.fifo"), queueURL("scope.fifo")}
@@ -151,7 +151,7 @@ func testQueues(t *testing.T, s suite) {
 			e.create(n, nil)
 		}
 		list := func(prefix string) []string {
-			out, err := e.svc.ListQueues(e.ctx, &contract.ListQueuesInput{QueueNamePrefix: prefix})
+			out, err := e.svc.ListQueues(e.op(), &contract.ListQueuesInput{QueueNamePrefix: prefix})
 			wantOK(e.t, err, "ListQueues")
 			if out.NextToken != "" {
 				e.t.Errorf("ListQueues without MaxResults returned NextToken %q (docs: only with MaxResults)", out.NextToken)
@@ -196,13 +196,13 @@ func testQueues(t *testing.T, s suite) {
 			e.create("p-"+strconv.Itoa(i), nil)
 		}
 		e.create("other", nil)
-		out, err := e.svc.ListQueues(e.ctx, &contract.ListQueuesInput{QueueNamePrefix: "p-", MaxResults: i64(2)})
+		out, err := e.svc.ListQueues(e.op(), &contract.ListQueuesInput{QueueNamePrefix: "p-", MaxResults: i64(2)})
 		wantOK(e.t, err, "ListQueues")
 		if len(out.QueueUrls) != 2 || out.NextToken == "" {
 			e.t.Fatalf("first page = %q, NextToken %q; want 2 URLs and a NextToken", out.QueueUrls, out.NextToken)
 		}
 		seen := append([]string(nil), out.QueueUrls...)
-		out, err = e.svc.ListQueues(e.ctx, &contract.ListQueuesInput{QueueNamePrefix: "p-", MaxResults: i64(10), NextToken: &out.NextToken})
+		out, err = e.svc.ListQueues(e.op(), &contract.ListQueuesInput{QueueNamePrefix: "p-", MaxResults: i64(10), NextToken: &out.NextToken})
 		wantOK(e.t, err, "ListQueues page 2")
 		if len(out.QueueUrls) != 8 || out.NextToken != "" {
 			e.t.Errorf("second page = %d URLs, NextToken %q; want 8 and none", len(out.QueueUrls), out.NextToken)
@@ -222,7 +222,7 @@ func testQueues(t *testing.T, s suite) {
 		var paged []string
 		var tok *string
 		for range 20 {
-			out, err := e.svc.ListQueues(e.ctx, &contract.ListQueuesInput{MaxResults: i64(1), NextToken: tok})
+			out, err := e.svc.ListQueues(e.op(), &contract.ListQueuesInput{MaxResults: i64(1), NextToken: tok})
 			wantOK(e.t, err, "ListQueues by 1")
 			if len(out.QueueUrls) > 1 {
 				e.t.Fatalf("MaxResults 1 returned %d URLs", len(out.QueueUrls))
@@ -238,10 +238,10 @@ func testQueues(t *testing.T, s suite) {
 		}
 		// docs: MaxResults is 1 to 1000.
 		for _, bad := range []int64{0, -1, 1001} {
-			_, err := e.svc.ListQueues(e.ctx, &contract.ListQueuesInput{MaxResults: i64(bad)})
+			_, err := e.svc.ListQueues(e.op(), &contract.ListQueuesInput{MaxResults: i64(bad)})
 			wantErrCode(e.t, err, "InvalidParameterValue", 400)
 		}
-		_, err = e.svc.ListQueues(e.ctx, &contract.ListQueuesInput{MaxResults: i64(1000)})
+		_, err = e.svc.ListQueues(e.op(), &contract.ListQueuesInput{MaxResults: i64(1000)})
 		wantOK(e.t, err, "ListQueues MaxResults 1000")
 	})
 
@@ -251,81 +251,81 @@ func testQueues(t *testing.T, s suite) {
 		e.send(url, "m")
 		m := e.recvOne(url)
 		e.send(url, "m2")
-		_, err := e.svc.DeleteQueue(e.ctx, &contract.DeleteQueueInput{QueueUrl: url})
+		_, err := e.svc.DeleteQueue(e.op(), &contract.DeleteQueueInput{QueueUrl: url})
 		wantOK(e.t, err, "DeleteQueue")
 
 		notFound := contract.ErrQueueDoesNotExist()
-		_, err = e.svc.GetQueueUrl(e.ctx, &contract.GetQueueUrlInput{QueueName: "gone"})
+		_, err = e.svc.GetQueueUrl(e.op(), &contract.GetQueueUrlInput{QueueName: "gone"})
 		wantErr(e.t, err, notFound)
 		body := "x"
 		entries := []contract.SendMessageBatchRequestEntry{{Id: "1", MessageBody: &body}}
 		calls := map[string]func() error{
 			"SendMessage": func() error {
-				_, err := e.svc.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: &body})
+				_, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &body})
 				return err
 			},
 			"SendMessageBatch": func() error {
-				_, err := e.svc.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
+				_, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: entries})
 				return err
 			},
 			"ReceiveMessage": func() error {
-				_, err := e.svc.ReceiveMessage(e.ctx, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(0)})
+				_, err := e.svc.ReceiveMessage(e.op(), &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(0)})
 				return err
 			},
 			"DeleteMessage": func() error {
-				_, err := e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
+				_, err := e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
 				return err
 			},
 			"DeleteMessageBatch": func() error {
-				_, err := e.svc.DeleteMessageBatch(e.ctx, &contract.DeleteMessageBatchInput{QueueUrl: url,
+				_, err := e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url,
 					Entries: []contract.DeleteMessageBatchRequestEntry{{Id: "1", ReceiptHandle: m.ReceiptHandle}}})
 				return err
 			},
 			"ChangeMessageVisibility": func() error { return e.cmv(url, m.ReceiptHandle, 0) },
 			"ChangeMessageVisibilityBatch": func() error {
-				_, err := e.svc.ChangeMessageVisibilityBatch(e.ctx, &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url,
+				_, err := e.svc.ChangeMessageVisibilityBatch(e.op(), &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url,
 					Entries: []contract.ChangeMessageVisibilityBatchRequestEntry{{Id: "1", ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: i64(0)}}})
 				return err
 			},
 			"GetQueueAttributes": func() error {
-				_, err := e.svc.GetQueueAttributes(e.ctx, &contract.GetQueueAttributesInput{QueueUrl: url, AttributeNames: []string{"All"}})
+				_, err := e.svc.GetQueueAttributes(e.op(), &contract.GetQueueAttributesInput{QueueUrl: url, AttributeNames: []string{"All"}})
 				return err
 			},
 			"SetQueueAttributes": func() error {
-				_, err := e.svc.SetQueueAttributes(e.ctx, &contract.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{"DelaySeconds": "1"}})
+				_, err := e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{"DelaySeconds": "1"}})
 				return err
 			},
 			"PurgeQueue": func() error {
-				_, err := e.svc.PurgeQueue(e.ctx, &contract.PurgeQueueInput{QueueUrl: url})
+				_, err := e.svc.PurgeQueue(e.op(), &contract.PurgeQueueInput{QueueUrl: url})
 				return err
 			},
 			"TagQueue": func() error {
-				_, err := e.svc.TagQueue(e.ctx, &contract.TagQueueInput{QueueUrl: url, Tags: map[string]string{"a": "b"}})
+				_, err := e.svc.TagQueue(e.op(), &contract.TagQueueInput{QueueUrl: url, Tags: map[string]string{"a": "b"}})
 				return err
 			},
 			"UntagQueue": func() error {
-				_, err := e.svc.UntagQueue(e.ctx, &contract.UntagQueueInput{QueueUrl: url, TagKeys: []string{"a"}})
+				_, err := e.svc.UntagQueue(e.op(), &contract.UntagQueueInput{QueueUrl: url, TagKeys: []string{"a"}})
 				return err
 			},
 			"ListQueueTags": func() error {
-				_, err := e.svc.ListQueueTags(e.ctx, &contract.ListQueueTagsInput{QueueUrl: url})
+				_, err := e.svc.ListQueueTags(e.op(), &contract.ListQueueTagsInput{QueueUrl: url})
 				return err
 			},
 			"AddPermission": func() error {
-				_, err := e.svc.AddPermission(e.ctx, &contract.AddPermissionInput{QueueUrl: url, Label: "l",
+				_, err := e.svc.AddPermission(e.op(), &contract.AddPermissionInput{QueueUrl: url, Label: "l",
 					AWSAccountIds: []string{AccountID}, Actions: []string{"SendMessage"}})
 				return err
 			},
 			"RemovePermission": func() error {
-				_, err := e.svc.RemovePermission(e.ctx, &contract.RemovePermissionInput{QueueUrl: url, Label: "l"})
+				_, err := e.svc.RemovePermission(e.op(), &contract.RemovePermissionInput{QueueUrl: url, Label: "l"})
 				return err
 			},
 			"ListDeadLetterSourceQueues": func() error {
-				_, err := e.svc.ListDeadLetterSourceQueues(e.ctx, &contract.ListDeadLetterSourceQueuesInput{QueueUrl: url})
+				_, err := e.svc.ListDeadLetterSourceQueues(e.op(), &contract.ListDeadLetterSourceQueuesInput{QueueUrl: url})
 				return err
 			},
 			"DeleteQueue": func() error {
-				_, err := e.svc.DeleteQueue(e.ctx, &contract.DeleteQueueInput{QueueUrl: url})
+				_, err := e.svc.DeleteQueue(e.op(), &contract.DeleteQueueInput{QueueUrl: url})
 				return err
 			},
 		}
@@ -337,7 +337,7 @@ func testQueues(t *testing.T, s suite) {
 		for _, n := range names {
 			e.t.Run(n, func(t *testing.T) { wantErr(t, calls[n](), notFound) })
 		}
-		out, err := e.svc.ListQueues(e.ctx, &contract.ListQueuesInput{})
+		out, err := e.svc.ListQueues(e.op(), &contract.ListQueuesInput{})
 		wantOK(e.t, err, "ListQueues")
 		if len(out.QueueUrls) != 1 || out.QueueUrls[0] != keep {
 			e.t.Errorf("ListQueues after delete = %q, want only %q", out.QueueUrls, keep)
@@ -349,13 +349,13 @@ func testQueues(t *testing.T, s suite) {
 		e.send(url, "old")
 		old := e.recvOne(url)
 		e.send(url, "old2")
-		_, err := e.svc.DeleteQueue(e.ctx, &contract.DeleteQueueInput{QueueUrl: url})
+		_, err := e.svc.DeleteQueue(e.op(), &contract.DeleteQueueInput{QueueUrl: url})
 		wantOK(e.t, err, "DeleteQueue")
 		// validated test_create_queue_recently_deleted.
 		e.clock.Advance(secs(59))
-		_, err = e.svc.CreateQueue(e.ctx, &contract.CreateQueueInput{QueueName: "again"})
+		_, err = e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "again"})
 		wantErr(e.t, err, contract.ErrQueueDeletedRecently("again"))
-		_, err = e.svc.GetQueueUrl(e.ctx, &contract.GetQueueUrlInput{QueueName: "again"})
+		_, err = e.svc.GetQueueUrl(e.op(), &contract.GetQueueUrlInput{QueueName: "again"})
 		wantErr(e.t, err, contract.ErrQueueDoesNotExist())
 		e.clock.Advance(secs(2))
 		e.create("again", nil)
@@ -367,7 +367,7 @@ func testQueues(t *testing.T, s suite) {
 		e.send(url, "new")
 		// The old incarnation's receipt never touches the new queue's
 		// messages, whatever the call answers (design: incarnations).
-		_, _ = e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
+		_, _ = e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
 		_ = e.cmv(url, old.ReceiptHandle, 600)
 		e.wantCounts(url, 1, 0, 0)
 		wantBodies(e.t, e.recv(url, 10), "new")

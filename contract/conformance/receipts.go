@@ -12,10 +12,10 @@ func testReceiptHandles(t *testing.T, s suite) {
 		// test_invalid_receipt_handle_should_return_error_message.
 		url := e.create("q", nil)
 		e.send(url, "m")
-		_, err := e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: "garbage"})
+		_, err := e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: "garbage"})
 		wantErr(e.t, err, contract.ErrReceiptHandleIsInvalid("garbage"))
 		wantErrCode(e.t, e.cmv(url, "INVALID", 60), "ReceiptHandleIsInvalid", 400)
-		_, err = e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: ""})
+		_, err = e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: ""})
 		wantErrCodeIn(e.t, err, "MissingParameter", "ReceiptHandleIsInvalid")
 		e.wantCounts(url, 1, 0, 0)
 	})
@@ -34,7 +34,7 @@ func testReceiptHandles(t *testing.T, s suite) {
 			default:
 				forged[i] = 'A'
 			}
-			_, _ = e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: string(forged)})
+			_, _ = e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: string(forged)})
 			_ = e.cmv(url, string(forged), 0)
 			if i > 200 {
 				break
@@ -53,7 +53,7 @@ func testReceiptHandles(t *testing.T, s suite) {
 		e.send(b, "in b")
 		ma := e.recvOne(a)
 		mb := e.recvOne(b)
-		_, _ = e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: b, ReceiptHandle: ma.ReceiptHandle})
+		_, _ = e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: b, ReceiptHandle: ma.ReceiptHandle})
 		_ = e.cmv(b, ma.ReceiptHandle, 0)
 		e.wantCounts(a, 0, 1, 0)
 		e.wantCounts(b, 0, 1, 0)
@@ -71,7 +71,7 @@ func testReceiptHandles(t *testing.T, s suite) {
 		old := e.recvVT(url, 1, 10)[0]
 		e.clock.Advance(secs(11))
 		cur := e.recvVT(url, 1, 30)[0]
-		_, err := e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
+		_, err := e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
 		wantOK(e.t, err, "DeleteMessage with a stale receipt handle")
 		_ = e.cmv(url, old.ReceiptHandle, 0) // any answer, but no effect
 		e.wantCounts(url, 0, 1, 0)
@@ -118,7 +118,7 @@ func testReceiptHandles(t *testing.T, s suite) {
 			e.t.Errorf("MD5OfBody = %s", m.MD5OfBody)
 		}
 		e.clock.Advance(secs(2))
-		_, err := e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
+		_, err := e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
 		wantErr(e.t, err, contract.ErrInvalidParameterValue("Value "+m.ReceiptHandle+" for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired."))
 		// The message was not deleted.
 		again := e.recvOne(url)
@@ -147,7 +147,7 @@ func testReceiptHandles(t *testing.T, s suite) {
 		old := e.recvOne(url)
 		e.clock.Advance(secs(6))
 		cur := e.recvOne(url)
-		_, _ = e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
+		_, _ = e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
 		_ = e.cmv(url, old.ReceiptHandle, 0)
 		e.wantCounts(url, 0, 1, 0)
 		e.wantEmpty(url)
@@ -161,17 +161,17 @@ func testReceiptHandles(t *testing.T, s suite) {
 		url := e.create("q", nil)
 		other := e.newService()
 		body := "m"
-		_, err := other.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: &body})
+		_, err := other.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &body})
 		wantOK(e.t, err, "SendMessage on the second instance")
 		m := e.recvOne(url)
-		_, err = other.ChangeMessageVisibility(e.ctx, &contract.ChangeMessageVisibilityInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: i64(100)})
+		_, err = other.ChangeMessageVisibility(e.op(), &contract.ChangeMessageVisibilityInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: i64(100)})
 		wantOK(e.t, err, "ChangeMessageVisibility on the second instance")
 		e.clock.Advance(secs(31))
 		e.wantEmpty(url)
-		_, err = other.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
+		_, err = other.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
 		wantOK(e.t, err, "DeleteMessage on the second instance")
 		e.wantCounts(url, 0, 0, 0)
-		out, err := other.ListQueues(e.ctx, &contract.ListQueuesInput{})
+		out, err := other.ListQueues(e.op(), &contract.ListQueuesInput{})
 		wantOK(e.t, err, "ListQueues on the second instance")
 		if len(out.QueueUrls) != 1 || out.QueueUrls[0] != url {
 			e.t.Errorf("second instance lists %q, want %q", out.QueueUrls, url)
@@ -184,10 +184,10 @@ func testReceiptHandles(t *testing.T, s suite) {
 		url := e.create("q", nil)
 		e.send(url, "old")
 		old := e.recvOne(url)
-		_, err := e.svc.PurgeQueue(e.ctx, &contract.PurgeQueueInput{QueueUrl: url})
+		_, err := e.svc.PurgeQueue(e.op(), &contract.PurgeQueueInput{QueueUrl: url})
 		wantOK(e.t, err, "PurgeQueue")
 		e.send(url, "new")
-		_, _ = e.svc.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
+		_, _ = e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
 		_ = e.cmv(url, old.ReceiptHandle, 300)
 		e.wantCounts(url, 1, 0, 0)
 		wantBodies(e.t, e.recv(url, 10), "new")

@@ -157,7 +157,7 @@ func testVisibility(t *testing.T, s suite) {
 		e.send(url, "m")
 		m := e.recvOne(url)
 		wantErrCode(e.t, e.cmv(url, m.ReceiptHandle, -1), "InvalidParameterValue", 400)
-		_, err := e.svc.ChangeMessageVisibility(e.ctx, &contract.ChangeMessageVisibilityInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
+		_, err := e.svc.ChangeMessageVisibility(e.op(), &contract.ChangeMessageVisibilityInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
 		wantErr(e.t, err, contract.ErrMissingParameter("VisibilityTimeout"))
 		e.wantCounts(url, 0, 1, 0)
 	})

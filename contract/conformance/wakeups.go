@@ -25,19 +25,19 @@ func testWakeUps(t *testing.T, s suite) {
 	cases := []wakeCase{
 		{"Send", func(e *env) (string, contract.Message) { return e.create("q", nil), contract.Message{} },
 			func(e *env, a *service.Service, url string, m contract.Message) {
-				_, err := a.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m")})
+				_, err := a.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m")})
 				wantOK(e.t, err, "SendMessage")
 			}},
 		{"BatchSend", func(e *env) (string, contract.Message) { return e.create("q", nil), contract.Message{} },
 			func(e *env, a *service.Service, url string, m contract.Message) {
-				_, err := a.SendMessageBatch(e.ctx, &contract.SendMessageBatchInput{QueueUrl: url, Entries: sendEntries(3)})
+				_, err := a.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: sendEntries(3)})
 				wantOK(e.t, err, "SendMessageBatch")
 			}},
 		{"FIFOSend", func(e *env) (string, contract.Message) {
 			return e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true"}), contract.Message{}
 		},
 			func(e *env, a *service.Service, url string, m contract.Message) {
-				_, err := a.SendMessage(e.ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m"), MessageGroupId: str("g")})
+				_, err := a.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m"), MessageGroupId: str("g")})
 				wantOK(e.t, err, "SendMessage")
 			}},
 		{"VisibilityToZero", func(e *env) (string, contract.Message) {
@@ -45,7 +45,7 @@ func testWakeUps(t *testing.T, s suite) {
 			e.send(url, "m")
 			return url, e.takeInFlight(url) // the poll starts on an empty queue
 		}, func(e *env, a *service.Service, url string, m contract.Message) {
-			_, err := a.ChangeMessageVisibility(e.ctx, &contract.ChangeMessageVisibilityInput{QueueUrl: url,
+			_, err := a.ChangeMessageVisibility(e.op(), &contract.ChangeMessageVisibilityInput{QueueUrl: url,
 				ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: i64(0)})
 			wantOK(e.t, err, "ChangeMessageVisibility 0")
 		}},
@@ -54,7 +54,7 @@ func testWakeUps(t *testing.T, s suite) {
 			e.send(url, "m")
 			return url, e.takeInFlight(url)
 		}, func(e *env, a *service.Service, url string, m contract.Message) {
-			_, err := a.ChangeMessageVisibility(e.ctx, &contract.ChangeMessageVisibilityInput{QueueUrl: url,
+			_, err := a.ChangeMessageVisibility(e.op(), &contract.ChangeMessageVisibilityInput{QueueUrl: url,
 				ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: i64(2)})
 			wantOK(e.t, err, "ChangeMessageVisibility 2")
 			e.clock.Advance(secs(2))
@@ -64,7 +64,7 @@ func testWakeUps(t *testing.T, s suite) {
 			e.send(url, "m")
 			return url, e.takeInFlight(url)
 		}, func(e *env, a *service.Service, url string, m contract.Message) {
-			out, err := a.ChangeMessageVisibilityBatch(e.ctx, &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url,
+			out, err := a.ChangeMessageVisibilityBatch(e.op(), &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url,
 				Entries: []contract.ChangeMessageVisibilityBatchRequestEntry{{Id: "a", ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: i64(0)}}})
 			wantOK(e.t, err, "ChangeMessageVisibilityBatch")
 			if len(out.Failed) != 0 {
@@ -77,7 +77,7 @@ func testWakeUps(t *testing.T, s suite) {
 			e.sendFIFO(url, "m2", "g", "")
 			return url, e.takeInFlight(url) // m1; m2 waits behind it
 		}, func(e *env, a *service.Service, url string, m contract.Message) {
-			_, err := a.DeleteMessage(e.ctx, &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
+			_, err := a.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: m.ReceiptHandle})
 			wantOK(e.t, err, "DeleteMessage")
 		}},
 		{"FIFOGroupReleasedByBatchDelete", func(e *env) (string, contract.Message) {
@@ -86,7 +86,7 @@ func testWakeUps(t *testing.T, s suite) {
 			e.sendFIFO(url, "m2", "g", "")
 			return url, e.takeInFlight(url)
 		}, func(e *env, a *service.Service, url string, m contract.Message) {
-			out, err := a.DeleteMessageBatch(e.ctx, &contract.DeleteMessageBatchInput{QueueUrl: url,
+			out, err := a.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url,
 				Entries: []contract.DeleteMessageBatchRequestEntry{{Id: "a", ReceiptHandle: m.ReceiptHandle}}})
 			wantOK(e.t, err, "DeleteMessageBatch")
 			if len(out.Failed) != 0 {
@@ -101,7 +101,7 @@ func testWakeUps(t *testing.T, s suite) {
 			e.clock.Advance(secs(31))
 			return dlq, contract.Message{}
 		}, func(e *env, a *service.Service, url string, m contract.Message) {
-			out, err := a.ReceiveMessage(e.ctx, &contract.ReceiveMessageInput{QueueUrl: queueURL("src"), WaitTimeSeconds: i64(0)})
+			out, err := a.ReceiveMessage(e.op(), &contract.ReceiveMessageInput{QueueUrl: queueURL("src"), WaitTimeSeconds: i64(0)})
 			wantOK(e.t, err, "ReceiveMessage on the source")
 			if len(out.Messages) != 0 {
 				e.t.Errorf("the source returned %q; the message should have moved", bodies(out.Messages))
@@ -116,10 +116,10 @@ func testWakeUps(t *testing.T, s suite) {
 			e.wantEmpty(src) // moves it to the dead-letter queue
 			return src, contract.Message{}
 		}, func(e *env, a *service.Service, url string, m contract.Message) {
-			_, err := a.StartMessageMoveTask(e.ctx, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq")})
+			_, err := a.StartMessageMoveTask(e.op(), &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq")})
 			wantOK(e.t, err, "StartMessageMoveTask")
 			e.clock.Advance(secs(1))
-			wantOK(e.t, a.RunMoveTasks(e.ctx), "RunMoveTasks")
+			wantOK(e.t, a.RunMoveTasks(e.op()), "RunMoveTasks")
 		}},
 	}
 	for _, c := range cases {
