@@ -64,9 +64,11 @@ var diffQueues = []diffQueue{
 	{name: "c.fifo", fifo: true, content: true, attrs: map[string]string{"ContentBasedDeduplication": "true"}},
 }
 
-// stdCap bounds the messages in std and dlq together: a Standard receive
-// of 10 then returns every visible one, so both stores must return the same
-// set (which ones a smaller receive returns is not promised).
+// stdCap bounds the messages in std and dlq together, and in the FIFO
+// queues together: a receive of 10 then returns every receivable one, so
+// both stores must return the same set. Which ones a smaller receive
+// returns is not promised: any visible Standard messages, and FIFO groups
+// in any order across groups.
 const stdCap = 10
 
 type bimap struct{ ab, ba map[string]string }
@@ -242,11 +244,15 @@ func (d *differ) body(q diffQueue) string {
 	return "body-" + strconv.Itoa(d.rnd.IntN(1000)) + strings.Repeat("x", d.rnd.IntN(40))
 }
 
-// stdFull reports whether std and dlq hold stdCap messages (by the
-// reference's counts).
-func (d *differ) stdFull(adding int) bool {
+// full reports whether the queues of q's kind (std and dlq, or the FIFO
+// ones) hold stdCap messages (by the reference's counts).
+func (d *differ) full(q diffQueue, adding int) bool {
+	names := []string{"std", "dlq"}
+	if q.fifo {
+		names = []string{"f.fifo", "dlq.fifo", "c.fifo"}
+	}
 	n := 0
-	for _, name := range []string{"std", "dlq"} {
+	for _, name := range names {
 		out, err := d.ref.GetQueueAttributes(d.e.op(), &contract.GetQueueAttributesInput{QueueUrl: queueURL(name), AttributeNames: []string{"All"}})
 		if err != nil {
 			d.fail("reference GetQueueAttributes: %v", err)
@@ -281,7 +287,7 @@ func (d *differ) message(q diffQueue) (body string, attrs map[string]contract.Me
 }
 
 func (d *differ) send(q diffQueue) {
-	if !q.fifo && d.stdFull(1) {
+	if d.full(q, 1) {
 		return
 	}
 	body, attrs, group, dedup, delay := d.message(q)
@@ -316,7 +322,7 @@ func (d *differ) sameSent(q diffQueue, idT, idR, seqT, seqR string, mdT, mdR [3]
 
 func (d *differ) sendBatch(q diffQueue) {
 	n := 1 + d.rnd.IntN(10)
-	if !q.fifo && d.stdFull(n) {
+	if d.full(q, n) {
 		return
 	}
 	var entries []contract.SendMessageBatchRequestEntry
@@ -347,10 +353,7 @@ func (d *differ) sendBatch(q diffQueue) {
 }
 
 func (d *differ) receive(q diffQueue) {
-	n := int64(10)
-	if q.fifo {
-		n = int64(1 + d.rnd.IntN(10))
-	}
+	n := int64(10) // see stdCap
 	attempt := ""
 	if q.fifo && d.rnd.IntN(3) == 0 {
 		attempt = "a" + strconv.Itoa(d.rnd.IntN(3))
@@ -381,6 +384,15 @@ func (d *differ) receiveIn(q diffQueue, max, vt int64, attempt string) int {
 		}
 		byKey(a)
 		byKey(b)
+	} else {
+		// Order within a group is promised, across groups it is not.
+		byGroup := func(ms []contract.Message) {
+			sort.SliceStable(ms, func(i, j int) bool {
+				return ms[i].Attributes["MessageGroupId"] < ms[j].Attributes["MessageGroupId"]
+			})
+		}
+		byGroup(a)
+		byGroup(b)
 	}
 	if len(a) != len(b) {
 		d.fail("ReceiveMessage %s returned %d messages %s, the reference %d %s", q.name, len(a), describe(a), len(b), describe(b))

@@ -293,10 +293,22 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 			return nil, 0, err
 		}
 	}
+	// A FIFO round counts the messages it finds over-received against
+	// want, so a round that redrives cuts other groups' runs short, and
+	// those groups cannot go on in a later round (their heads are in
+	// flight then). So a FIFO round that finds any is undone to a
+	// savepoint, the over-received messages are moved, and the round runs
+	// again without them.
+	undoable := q.fifo && dlq != nil
 	taken := []string{} // groups (FIFO) or messages (standard) this claim took
 	for round := 0; round < 8 && len(got) < p.Max; round++ {
 		want := p.Max - len(got)
 		var rows []claimRow
+		if undoable {
+			if _, err := t.Exec(ctx, "SAVEPOINT sluice_round"); err != nil {
+				return nil, 0, err
+			}
+		}
 		if q.fifo {
 			rows, err = t.claimRows(ctx, true, fifoClaimSQL, q.id, t.now, after, want, until, p.Token, maxRC, taken, sweep && round == 0)
 		} else {
@@ -309,6 +321,20 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 		for _, r := range rows {
 			if r.redrive {
 				redrive = append(redrive, r.msg.ID)
+			}
+		}
+		if undoable && len(redrive) > 0 {
+			if _, err := t.Exec(ctx, "ROLLBACK TO SAVEPOINT sluice_round"); err != nil {
+				return nil, 0, err
+			}
+			if err := t.moveInto(ctx, q, redrive, dlq, q.name); err != nil {
+				return nil, 0, err
+			}
+			redriven += len(redrive)
+			continue // the round again, without them
+		}
+		for _, r := range rows {
+			if r.redrive {
 				continue
 			}
 			got = append(got, stores.ClaimedMessage{StoredMessage: *r.msg, Token: p.Token})
