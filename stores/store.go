@@ -1,6 +1,6 @@
 // Package stores defines the seam between the SQS service layer and the
 // places messages live, as a contract every store implements (the
-// conformance suite, contract/conformance, proves it through the service).
+// conformance suite, functions/conformance, proves it through the service).
 //
 // Each method is one atomic operation: what it changes is all applied or
 // none is, a store may retry it internally, and nothing spans two calls.

@@ -3,7 +3,7 @@ package embedded_test
 import (
 	"testing"
 
-	"github.com/sluicehq/sluice/contract/conformance"
+	"github.com/sluicehq/sluice/functions/conformance"
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/embedded"
 )

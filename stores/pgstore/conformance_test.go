@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sluicehq/sluice/contract/conformance"
+	"github.com/sluicehq/sluice/functions/conformance"
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/wake"
 	"github.com/sluicehq/sluice/stores/wake/pgnotify"
