@@ -534,12 +534,11 @@ type Store interface {
 	// next pass).
 	Maintain(ctx context.Context, p *MaintainParams) error
 
-	// Close releases the store; calls after it fail. Safe to call twice.
-
 	// Traits says what the store is like; the service respects it. It is
 	// constant for the store's life.
 	Traits() Traits
 
+	// Close releases the store; calls after it fail. Safe to call twice.
 	Close() error
 }
 

@@ -40,6 +40,14 @@ func testWakeUps(t *testing.T, s suite) {
 				_, err := a.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m"), MessageGroupId: str("g")})
 				wantOK(e.t, err, "SendMessage")
 			}},
+		{"DelayedSend", func(e *env) (string, contract.Message) { return e.create("q", nil), contract.Message{} },
+			func(e *env, a *service.Service, url string, m contract.Message) {
+				// The woken poll finds it delayed, and learns when it is
+				// due (its NextChange); the clock gets there meanwhile.
+				_, err := a.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("m"), DelaySeconds: i64(2)})
+				wantOK(e.t, err, "SendMessage with a delay")
+				e.clock.Advance(secs(2))
+			}},
 		{"VisibilityToZero", func(e *env) (string, contract.Message) {
 			url := e.create("q", nil)
 			e.send(url, "m")

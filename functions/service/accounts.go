@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/stores"
 )
 
@@ -41,13 +42,22 @@ func (s *Service) caller(ctx context.Context) Caller {
 // colon, so the two forms cannot meet.
 const keySep = ":"
 
-// storeName is the store's name of the caller's queue called name.
+// storeName is the store's name of the caller's queue called name. A name
+// from a request (a URL, an ARN, GetQueueUrl) may hold anything; one that
+// could not be a queue's becomes a name no queue has, so that a colon in it
+// can never spell another account's key.
 func (s *Service) storeName(c Caller, name string) string {
+	if contract.ValidQueueName(name, contract.IsFIFOName(name)) != nil {
+		return unreachable
+	}
 	if c == s.home() {
 		return name
 	}
 	return c.AccountID + keySep + c.Region + keySep + name
 }
+
+// unreachable is a store name no queue can have (an empty one).
+const unreachable = ""
 
 // owner splits a store name into the queue's caller and its name.
 func (s *Service) owner(storeName string) (Caller, string) {

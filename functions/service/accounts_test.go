@@ -150,3 +150,45 @@ func TestAnotherAccountsDeadLetterQueue(t *testing.T) {
 		t.Errorf("the move task delivered %+v to %s", moved, destArn)
 	}
 }
+
+// A name from a request that no queue could have (a colon in it) reaches
+// nothing, so the configured account cannot spell another account's key;
+// and a move task handle reaches only its own account's task.
+func TestAnotherAccountsKeyCannotBeSpelled(t *testing.T) {
+	st := memstore.New()
+	defer st.Close()
+	svc := service.New(service.Config{Store: st, BaseURL: "http://h"})
+	defer svc.Shutdown()
+	home := context.Background()
+	other := service.WithCaller(home, service.Caller{AccountID: "111111111111", Region: "us-east-1"})
+	if _, err := svc.CreateQueue(other, &contract.CreateQueueInput{QueueName: "secret"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range []string{"http://h/000000000000/111111111111:us-east-1:secret", "http://h/000000000000/111111111111%3Aus-east-1%3Asecret"} {
+		if _, err := svc.ReceiveMessage(home, &contract.ReceiveMessageInput{QueueUrl: url}); !isCode(err, "AWS.SimpleQueueService.NonExistentQueue") {
+			t.Errorf("ReceiveMessage on %s: %v, want NonExistentQueue", url, err)
+		}
+	}
+	if _, err := svc.GetQueueUrl(home, &contract.GetQueueUrlInput{QueueName: "111111111111:us-east-1:secret"}); !isCode(err, "AWS.SimpleQueueService.NonExistentQueue") {
+		t.Errorf("GetQueueUrl of another account's key: %v, want NonExistentQueue", err)
+	}
+
+	arn := func(n string) string { return "arn:aws:sqs:us-east-1:111111111111:" + n }
+	if _, err := svc.CreateQueue(other, &contract.CreateQueueInput{QueueName: "dlq"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.SetQueueAttributes(other, &contract.SetQueueAttributesInput{QueueUrl: "http://h/111111111111/secret",
+		Attributes: map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + arn("dlq") + `","maxReceiveCount":1}`}}); err != nil {
+		t.Fatal(err)
+	}
+	task, err := svc.StartMessageMoveTask(other, &contract.StartMessageMoveTaskInput{SourceArn: arn("dlq")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CancelMessageMoveTask(home, &contract.CancelMessageMoveTaskInput{TaskHandle: task.TaskHandle}); !isCode(err, "ResourceNotFoundException") {
+		t.Errorf("cancelling another account's task: %v, want ResourceNotFoundException", err)
+	}
+	if _, err := svc.CancelMessageMoveTask(other, &contract.CancelMessageMoveTaskInput{TaskHandle: task.TaskHandle}); err != nil {
+		t.Errorf("cancelling one's own task: %v", err)
+	}
+}

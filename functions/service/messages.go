@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 // sendRequest is one message to send, from SendMessage or a batch entry.
@@ -131,7 +132,7 @@ func (s *Service) SendMessage(ctx context.Context, in *contract.SendMessageInput
 	if err != nil {
 		return nil, s.storeErr(err)
 	}
-	s.wakeAfterSend(ctx, q, []stores.NewMessage{msg}, res)
+	s.wakeAfterSend(ctx, q, res)
 	sr := res.Results[0]
 	return &contract.SendMessageOutput{
 		MD5OfMessageBody:             msg.MD5OfBody,
@@ -222,7 +223,7 @@ func (s *Service) SendMessageBatch(ctx context.Context, in *contract.SendMessage
 	if err != nil {
 		return nil, s.storeErr(err)
 	}
-	s.wakeAfterSend(ctx, q, msgs, res)
+	s.wakeAfterSend(ctx, q, res)
 	for i, sr := range res.Results {
 		out.Successful = append(out.Successful, contract.SendMessageBatchResultEntry{
 			Id: okIDs[i], MessageId: sr.MessageID, SequenceNumber: sr.SequenceNumber,
@@ -317,7 +318,9 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 		sleep := min(remaining, s.repairInterval())
 		if !res.NextChange.IsZero() {
 			if d := res.NextChange.Sub(s.wallNow()); d < sleep {
-				sleep = max(d, time.Millisecond)
+				// The floor: NextChange is on the store's clock, which may
+				// lag this one; a poll must not spin while they disagree.
+				sleep = max(d, nextChangeFloor)
 			}
 		}
 		timer := time.NewTimer(sleep)
@@ -367,6 +370,9 @@ func (s *Service) claim(ctx context.Context, p *stores.MessageClaimParams, check
 	}
 	return res, nil
 }
+
+// nextChangeFloor is the shortest wait for a NextChange.
+const nextChangeFloor = 20 * time.Millisecond
 
 // repairInterval is how long a long poll waits for a wake-up before it
 // checks the store itself: a lost wake-up costs at most this much latency.
@@ -520,7 +526,7 @@ func (s *Service) deleteReceipts(ctx context.Context, q *stores.Queue, handles [
 	deleted := 0
 	for k, i := range at {
 		errs[i] = deleteOutcome(q, handles[i], outcomes[k])
-		if outcomes[k] == stores.ReceiptCurrent || outcomes[k] == stores.ReceiptExpired && !q.FIFO {
+		if rules.DeleteApplies(outcomes[k], q.FIFO) {
 			deleted++
 		}
 	}

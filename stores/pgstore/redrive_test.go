@@ -2,6 +2,8 @@ package pgstore
 
 import (
 	"context"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,4 +69,58 @@ func claimOne(t *testing.T, s *Store, q *stores.Queue) []stores.ClaimedMessage {
 		t.Fatal(err)
 	}
 	return res.Messages
+}
+
+// A FIFO claim that redrives lets go of its round's locks before it moves
+// the over-received messages (a savepoint); a claim without a redrive
+// policy may hand one of them out meanwhile, and then it must stay where it
+// is: handed out, not also moved to the dead-letter queue.
+func TestRedriveDoesNotMoveWhatAnotherClaimTook(t *testing.T) {
+	dsn, schema := newSchema(t)
+	s := openSchema(t, dsn, schema)
+	other := openSchema(t, dsn, schema)
+	ctx := context.Background()
+	dlq := createQueue(t, s, "race-dlq.fifo", true)
+	for i := range 150 {
+		q := createQueue(t, s, "race"+strconv.Itoa(i)+".fifo", true)
+		poison := newMsg("p", "a", "p")
+		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+			Messages: []stores.NewMessage{poison, newMsg("b1", "b", "b1")}, DedupWindow: time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.pool.Exec(ctx, "UPDATE messages SET receive_count = 1 WHERE message_id = $1", poison.ID); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var took *stores.MessageClaimResult
+		wg.Go(func() {
+			_, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10,
+				VisibilityTimeout: time.Hour, Token: "with-redrive", Redrive: &stores.Redrive{MaxReceiveCount: 1, QueueName: dlq.Name}})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+		wg.Go(func() {
+			res, err := other.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10,
+				VisibilityTimeout: time.Hour, Token: "without"})
+			if err != nil {
+				t.Error(err)
+			}
+			took = res
+		})
+		wg.Wait()
+		for _, m := range took.Messages {
+			if m.ID != poison.ID {
+				continue
+			}
+			var n int
+			if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM messages WHERE message_id = $1 AND queue_id = $2 AND token = 'without'",
+				poison.ID, q.ID).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 1 {
+				t.Fatalf("try %d: a claim without a redrive policy handed out %s, and the redriving claim moved it anyway", i, poison.ID)
+			}
+		}
+	}
 }

@@ -89,6 +89,9 @@ func NewHub(opts HubOptions) *Hub {
 		close(h.listenDone)
 		return h
 	}
+	// Deaf until the transport says it listens: long polls check the store
+	// more often meanwhile.
+	h.degraded.Store(true)
 	go func() {
 		defer close(h.listenDone)
 		err := h.transport.Listen(ctx, receiver{h})
@@ -230,8 +233,9 @@ func (h *Hub) send(ctx context.Context, b *batch) {
 }
 
 // deliver wakes Count waiters of each event's queue (all for Count 0).
-// Waiters are tried in map order, so who is woken varies; one whose channel
-// already holds a hint counts as woken.
+// Waiters are tried in map order, so who is woken varies. One whose channel
+// already holds a hint does not count: that hint is for an earlier event,
+// and two messages need two receivers.
 func (h *Hub) deliver(events []Event) {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
@@ -246,9 +250,9 @@ func (h *Hub) deliver(events []Event) {
 		for sub := range h.subs[ev.Queue] {
 			select {
 			case sub.ch <- struct{}{}:
+				woken++
 			default:
 			}
-			woken++
 			if ev.Count > 0 && woken >= ev.Count {
 				break
 			}
@@ -279,13 +283,16 @@ type receiver struct{ h *Hub }
 func (r receiver) Deliver(events []Event) { r.h.deliver(events) }
 
 func (r receiver) Degraded(degraded bool) {
-	r.h.readyOnce.Do(func() { close(r.h.ready) })
+	first := false
+	r.h.readyOnce.Do(func() { close(r.h.ready); first = true })
 	was := r.h.degraded.Swap(degraded)
 	switch {
-	case degraded && !was:
+	case degraded && (!was || first):
 		r.h.log.Warn("wake: transport degraded; long polls check the store more often")
 	case !degraded && was:
-		r.h.log.Info("wake: transport recovered")
+		if !first {
+			r.h.log.Info("wake: transport recovered")
+		}
 		r.h.wakeAll()
 	}
 }

@@ -16,12 +16,33 @@ CREATE TABLE queue_remains (
 
 -- Rows that incarnations deleted before this version left behind (a send
 -- racing a deletion) were found by scanning every table in Maintain; list
--- them here once instead.
+-- them here once instead. Each table's distinct queue ids are read by
+-- skipping through an index from one id to the next (a recursive CTE; the
+-- walks state the partial indexes' predicates), not by reading the tables:
+-- this runs while every starting instance waits for the migration lock.
 INSERT INTO queue_remains (queue_id, deleted_at)
-SELECT r.queue_id, now() FROM (
-    SELECT queue_id FROM messages
-    UNION SELECT queue_id FROM fifo_groups
-    UNION SELECT queue_id FROM dedup
-    UNION SELECT queue_id FROM receive_attempts
+SELECT r.id, now() FROM (
+    WITH RECURSIVE m(id) AS (
+        (SELECT queue_id FROM messages WHERE seq > 0 ORDER BY queue_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT x.queue_id FROM messages x WHERE x.seq > 0 AND x.queue_id > m.id ORDER BY x.queue_id LIMIT 1)
+        FROM m WHERE m.id IS NOT NULL
+    ), g(id) AS (
+        (SELECT queue_id FROM fifo_groups WHERE head_seq > 0 ORDER BY queue_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT x.queue_id FROM fifo_groups x WHERE x.head_seq > 0 AND x.queue_id > g.id ORDER BY x.queue_id LIMIT 1)
+        FROM g WHERE g.id IS NOT NULL
+    ), d(id) AS (
+        (SELECT queue_id FROM dedup ORDER BY queue_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT x.queue_id FROM dedup x WHERE x.queue_id > d.id ORDER BY x.queue_id LIMIT 1)
+        FROM d WHERE d.id IS NOT NULL
+    ), a(id) AS (
+        (SELECT queue_id FROM receive_attempts ORDER BY queue_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT x.queue_id FROM receive_attempts x WHERE x.queue_id > a.id ORDER BY x.queue_id LIMIT 1)
+        FROM a WHERE a.id IS NOT NULL
+    )
+    SELECT id FROM m UNION SELECT id FROM g UNION SELECT id FROM d UNION SELECT id FROM a
 ) r
-WHERE NOT EXISTS (SELECT 1 FROM queues q WHERE q.id = r.queue_id);
+WHERE r.id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM queues q WHERE q.id = r.id);

@@ -32,10 +32,10 @@ const DefaultChannel = "sluice_wake"
 
 // Options configure a Transport.
 type Options struct {
-	// Channel is the LISTEN/NOTIFY channel. Instances that should wake each
-	// other use the same one; stores in different schemas of one database
-	// use different ones (the PostgreSQL store's default appends
-	// "_<schema>").
+	// Channel is the LISTEN/NOTIFY channel (default DefaultChannel).
+	// Instances that should wake each other use the same one; deployments
+	// sharing a database in different schemas are best kept apart with
+	// different ones (a stray wake-up costs a claim, nothing more).
 	Channel string
 	Logger  *slog.Logger
 }
