@@ -48,6 +48,8 @@ type Hub struct {
 
 	lastWarn atomic.Int64 // UnixNano of the last publish failure logged
 
+	stats hubCounters
+
 	stopListen context.CancelFunc
 	listenDone chan struct{}
 	ready      chan struct{} // closed at the transport's first report
@@ -176,6 +178,7 @@ func (h *Hub) Publish(ctx context.Context, events ...Event) {
 	if len(events) == 0 {
 		return
 	}
+	h.stats.published.Add(uint64(len(events)))
 	h.deliver(events)
 	if h.transport == nil {
 		return
@@ -222,6 +225,7 @@ func (h *Hub) send(ctx context.Context, b *batch) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.publishTimeout)
 	defer cancel()
 	if err := h.transport.Publish(ctx, b.events()); err != nil {
+		h.stats.publishFailures.Add(1)
 		now := time.Now().UnixNano()
 		if last := h.lastWarn.Load(); now-last > int64(10*time.Second) && h.lastWarn.CompareAndSwap(last, now) {
 			h.log.Warn("wake: publish failed; other instances' long polls find out at their next check", "err", err)
@@ -249,6 +253,7 @@ func (h *Hub) deliver(events []Event) {
 			default:
 			}
 			woken++
+			h.stats.woken.Add(1)
 			if ev.Count > 0 && woken >= ev.Count {
 				break
 			}
@@ -276,7 +281,10 @@ func (h *Hub) wakeAll() {
 // receiver is the Hub as its transport sees it.
 type receiver struct{ h *Hub }
 
-func (r receiver) Deliver(events []Event) { r.h.deliver(events) }
+func (r receiver) Deliver(events []Event) {
+	r.h.stats.received.Add(uint64(len(events)))
+	r.h.deliver(events)
+}
 
 func (r receiver) Degraded(degraded bool) {
 	r.h.readyOnce.Do(func() { close(r.h.ready) })
