@@ -62,14 +62,18 @@ Flags of serve (the environment variable sets the default):
   --shutdown-timeout D  SLUICE_SHUTDOWN_TIMEOUT how long to let requests finish on SIGTERM/SIGINT (default 30s)
   --log-level LEVEL     SLUICE_LOG_LEVEL        debug, info, warn or error (default info)
   --log-format FORMAT   SLUICE_LOG_FORMAT       text or json (default text)
-  --request-log-level L SLUICE_REQUEST_LOG_LEVEL level of the line logged per request: debug, info,
-                                                warn, error or off (default debug: shown with --log-level debug)
+  --request-log-level LEVEL  (SLUICE_REQUEST_LOG_LEVEL)
+                        level of the line logged per request: debug, info, warn, error or off
+                        (default debug: shown with --log-level debug)
   --metrics-addr ADDR   SLUICE_METRICS_ADDR     serve /metrics (and /healthz, /readyz) on this address
                                                 instead of on --addr (default: on --addr)
-  --metrics-max-queues N SLUICE_METRICS_MAX_QUEUES queues whose depths /metrics reports (default 100; 0: none)
+  --metrics-max-queues N  (SLUICE_METRICS_MAX_QUEUES)
+                        queues whose depths /metrics reports (default 100; 0: none)
   --queues FILE         SLUICE_QUEUES           JSON file of queues to create at start (idempotent)
   --dev-no-cooldowns    SLUICE_DEV_NO_COOLDOWNS for test suites: no 60-second wait to re-create a deleted
                                                 queue or to purge again (default off, as on AWS)
+
+Paths besides SQS: /healthz (liveness), /readyz (readiness), /metrics (Prometheus), GET / (this build).
 
 Flags of maintain: --store, --log-level, --log-format, as above.
 
