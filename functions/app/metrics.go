@@ -33,6 +33,19 @@ type metrics struct {
 	longPollWakeups *prometheus.CounterVec
 	storeDuration   *prometheus.HistogramVec
 	storeErrors     *prometheus.CounterVec
+
+	// storeObs caches storeDuration's series by operation: a store call
+	// then costs one map read instead of the vector's hash and lock.
+	storeObs sync.Map // operation → prometheus.Observer
+}
+
+func (m *metrics) storeLatency(op string) prometheus.Observer {
+	if o, ok := m.storeObs.Load(op); ok {
+		return o.(prometheus.Observer)
+	}
+	o := m.storeDuration.WithLabelValues(op)
+	m.storeObs.Store(op, o)
+	return o
 }
 
 func newMetrics(b Build) *metrics {

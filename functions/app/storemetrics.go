@@ -19,7 +19,7 @@ type meteredStore struct {
 var _ stores.Store = (*meteredStore)(nil)
 
 func (t *meteredStore) done(op string, start time.Time, err error) {
-	t.m.storeDuration.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	t.m.storeLatency(op).Observe(time.Since(start).Seconds())
 	if err != nil && !expectedStoreErr(err) {
 		t.m.storeErrors.WithLabelValues(op).Inc()
 	}
