@@ -75,6 +75,11 @@ func TestServeOps(t *testing.T) {
 		}
 		return out
 	}
+	// stderr is copied from a pipe: the line may trail the stdout one.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(records("listening")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	listening := records("listening")
 	if len(listening) != 1 {
 		t.Fatalf("no listening line: %s", stderr)
@@ -127,7 +132,7 @@ func TestServeOps(t *testing.T) {
 	}
 
 	// One request line per request, at info.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline = time.Now().Add(5 * time.Second)
 	for len(records("request")) < 3 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
