@@ -42,7 +42,7 @@ SERVICES ?= $(foreach s,$(SERVICE_NAMES),$(if $(wildcard infra/scripts/$(s).sh),
 all: build
 
 build:
-	$(GO) build -o $(BIN) $(CMD)
+	$(GO) build -buildvcs=auto -o $(BIN) $(CMD)
 
 # Both halves run even when the first fails, so that one CI run shows all
 # that is broken; the exit status is a failure when either failed.

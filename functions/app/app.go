@@ -9,6 +9,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/functions/httpapi"
@@ -61,6 +63,31 @@ type Config struct {
 	// default.
 	IdleMemo       time.Duration
 	RepairInterval time.Duration
+
+	// RequestLogLevel is the level of the one line logged per request
+	// (httpapi.Options); nil means debug.
+	RequestLogLevel slog.Leveler
+	// NoCooldowns switches off SQS's 60-second rules (re-creating a
+	// just-deleted queue, a second purge) for test suites; see
+	// service.Config. Off by default, as on AWS.
+	NoCooldowns bool
+	// Queues are created at start through CreateQueue (see QueueSpec;
+	// LoadQueuesFile reads them from a file, named by QueuesSource in
+	// errors). New fails with a *QueuesError when CreateQueue refuses one.
+	Queues       []QueueSpec
+	QueuesSource string
+	// Version, when set, is the version the front page and sluice_build_info
+	// show (set at release time); empty: the module's (see ReadBuild).
+	Version string
+	// MetricsElsewhere leaves /metrics out of Handler: the entry point
+	// serves OpsHandler on a listener of its own.
+	MetricsElsewhere bool
+	// MetricsMaxQueues bounds the queues whose depths a scrape reports
+	// (sluice_queue_messages); 0 means 100, negative none.
+	MetricsMaxQueues int
+	// MetricsDepthTTL is how long a reading of the queue depths serves
+	// scrapes; 0 means 5 s.
+	MetricsDepthTTL time.Duration
 }
 
 // Validate reports the first field of c that New would refuse, naming it
@@ -104,10 +131,18 @@ func baseURL(raw string) (string, error) {
 
 // App is a store with the service and handler over it.
 type App struct {
-	store   stores.Store
-	hub     *wake.Hub
-	svc     *service.Service
-	handler http.Handler
+	store    stores.Store // rawStore, timed for metrics
+	rawStore stores.Store
+	hub      *wake.Hub
+	svc      *service.Service
+	handler  http.Handler
+
+	build        Build
+	metrics      *metrics
+	metricsHere  bool // Handler serves /metrics
+	shuttingDown atomic.Bool
+	storeKind    string
+	storeInfo    []slog.Attr
 
 	closeOnce sync.Once
 	closeErr  error
@@ -132,17 +167,24 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 			return nil, err
 		}
 	}
-	store, err := registry.Open(ctx, cfg.Store, logger)
+	storeKind, err := registry.Kind(cfg.Store)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := registry.Open(ctx, cfg.Store, logger)
 	if err != nil {
 		return nil, err
 	}
 	transport, kind, err := wake.OpenTransport(ctx, wakeups, logger)
 	if err != nil {
-		_ = store.Close()
+		_ = raw.Close()
 		return nil, fmt.Errorf("opening the wake-ups transport %s: %w", registry.Redact(wakeups), err)
 	}
 	logger.Info("wake-ups", "transport", kind)
 	hub := wake.NewHub(wake.HubOptions{Transport: transport, Logger: logger})
+	build := ReadBuild(cfg.Version)
+	m := newMetrics(build)
+	store := &meteredStore{s: raw, m: m}
 	svc := service.New(service.Config{
 		Store:          store,
 		Region:         cfg.Region,
@@ -153,17 +195,55 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Wakeups:        hub,
 		IdleMemo:       cfg.IdleMemo,
 		RepairInterval: cfg.RepairInterval,
+		NoCooldowns:    cfg.NoCooldowns,
+		OnLongPoll:     m.observeLongPoll,
 		Logger:         logger,
 	})
-	return &App{
-		store:   store,
-		hub:     hub,
-		svc:     svc,
-		handler: httpapi.NewHandler(svc, httpapi.Options{Logger: logger, MaxBodyBytes: cfg.MaxBodyBytes}),
-	}, nil
+	a := &App{
+		store: store, rawStore: raw, hub: hub, svc: svc,
+		build: build, metrics: m, metricsHere: !cfg.MetricsElsewhere, storeKind: storeKind,
+	}
+	var depth *depthCollector
+	if n := cfg.MetricsMaxQueues; n >= 0 {
+		ttl := cfg.MetricsDepthTTL
+		if ttl <= 0 {
+			ttl = 5 * time.Second
+		}
+		depth = newDepthCollector(svc, cmp.Or(n, 100), ttl)
+	}
+	m.watch(svc, hub, depth)
+	sqs := httpapi.NewHandler(svc, httpapi.Options{Logger: logger, MaxBodyBytes: cfg.MaxBodyBytes,
+		RequestLogLevel: cfg.RequestLogLevel, Observe: m.observeRequest})
+	a.handler = a.routes(sqs, a.metricsHere)
+	if d, ok := raw.(stores.Describer); ok {
+		a.storeInfo = d.Describe(ctx)
+	}
+	if cfg.NoCooldowns {
+		logger.Warn("cooldowns off: a deleted queue can be created again and a queue purged again at once, unlike on AWS")
+	}
+	if len(cfg.Queues) > 0 {
+		source := cmp.Or(cfg.QueuesSource, "queues")
+		if err := applyQueues(ctx, svc, source, cfg.Queues); err != nil {
+			_ = a.Close()
+			return nil, err
+		}
+		logger.Info("queues created or found", "from", source, "count", len(cfg.Queues))
+	}
+	return a, nil
 }
 
-// Handler serves the SQS API (AWS JSON 1.0 and Query) over the store.
+// Build says which build runs.
+func (a *App) Build() Build { return a.build }
+
+// StoreInfo says which store the app opened: its kind ("embedded",
+// "postgres", ...) and what the store tells of itself (stores.Describer:
+// the embedded store's directory, PostgreSQL's schema version), for the
+// startup log.
+func (a *App) StoreInfo() (kind string, attrs []slog.Attr) { return a.storeKind, a.storeInfo }
+
+// Handler serves the SQS API (AWS JSON 1.0 and Query) over the store, and
+// beside it the operator's paths (ops.go): /healthz, /readyz, /metrics
+// (unless Config.MetricsElsewhere) and a front page at GET /.
 func (a *App) Handler() http.Handler { return a.handler }
 
 // Service is the SQS service the handler calls, for entry points that
@@ -177,7 +257,10 @@ func (a *App) RunBackground(ctx context.Context) { a.svc.RunBackground(ctx) }
 // Shutdown makes waiting long polls return at once with what they have, so
 // that a server shutting down gracefully need not wait out 20-second polls.
 // It does not wait for them.
-func (a *App) Shutdown() { a.svc.Shutdown() }
+func (a *App) Shutdown() {
+	a.shuttingDown.Store(true) // readiness fails from now on
+	a.svc.Shutdown()
+}
 
 // Maintain runs one housekeeping pass over the store (what RunBackground
 // does now and then), for entry points run on a schedule.

@@ -18,7 +18,11 @@ var storeDeps = []string{
 	"github.com/jackc/pgx",
 	"go.etcd.io/bbolt",
 	"cloud.google.com/go",
-	"google.golang.org/",
+	// The Google Cloud SDKs' own modules; google.golang.org/protobuf is not
+	// one (the Prometheus client links it).
+	"google.golang.org/api",
+	"google.golang.org/grpc",
+	"google.golang.org/genproto",
 }
 
 // deps lists what pkg links (go list -deps, tests excluded).

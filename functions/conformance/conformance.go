@@ -119,6 +119,7 @@ func Run(t *testing.T, h Harness) {
 		{"Scale", testScale},
 		{"StoreClock", testStoreClock},
 		{"BadInputChangesNothing", testBadInput},
+		{"DevSwitches", testDevSwitches},
 	}
 	for _, a := range areas {
 		t.Run(a.name, func(t *testing.T) {

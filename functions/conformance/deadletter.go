@@ -440,6 +440,8 @@ func testMoveTasks(t *testing.T, s suite) {
 		dst := e.create("dst", nil)
 		h := start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst")), MaxNumberOfMessagesPerSecond: i64(100)})
 		other := e.newService()
+		// The stepping stops after 1 s of the clock (100 of the 200 moved
+		// at most), so the task is still running whenever the cancel comes.
 		stepping := make(chan struct{})
 		done := make(chan error, 1)
 		go func() {
@@ -453,7 +455,7 @@ func testMoveTasks(t *testing.T, s suite) {
 					done <- err
 					return
 				}
-				if tk, err := e.store.MoveTaskGet(e.op(), &stores.MoveTaskGetParams{Handle: h}); err != nil || tk.Status != "RUNNING" || i > 1000 {
+				if tk, err := e.store.MoveTaskGet(e.op(), &stores.MoveTaskGetParams{Handle: h}); err != nil || tk.Status != "RUNNING" || i >= 100 {
 					done <- err
 					return
 				}

@@ -41,21 +41,32 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes caps the request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// RequestLogLevel is the level of the one line logged per request; nil
+	// means debug (see observe.go).
+	RequestLogLevel slog.Leveler
+	// Observe, when set, is told about every request once it is answered.
+	Observe func(*RequestInfo)
 }
 
 type handler struct {
-	svc *service.Service
-	log *slog.Logger
-	max int64
-	ops map[string]*operation
+	svc      *service.Service
+	log      *slog.Logger
+	max      int64
+	ops      map[string]*operation
+	reqLevel slog.Leveler
+	observe  func(*RequestInfo)
 }
 
 // NewHandler returns the http.Handler that serves the SQS API of svc over
 // both protocols.
 func NewHandler(svc *service.Service, opts Options) http.Handler {
-	h := &handler{svc: svc, log: opts.Logger, max: opts.MaxBodyBytes, ops: operations}
+	h := &handler{svc: svc, log: opts.Logger, max: opts.MaxBodyBytes, ops: operations,
+		reqLevel: opts.RequestLogLevel, observe: opts.Observe}
 	if h.log == nil {
 		h.log = slog.Default()
+	}
+	if h.reqLevel == nil {
+		h.reqLevel = slog.LevelDebug
 	}
 	if h.max <= 0 {
 		h.max = DefaultMaxBodyBytes
@@ -102,6 +113,9 @@ type exchange struct {
 	status int
 	// wrote is set once a response has been started.
 	wrote bool
+	// queue and errCode are for the request log and metrics.
+	queue   string
+	errCode string
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -121,12 +135,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				x.fail(contract.ErrInternal())
 			}
 		}
-		h.log.Debug("request", "request_id", x.id, "protocol", x.proto.String(), "action", x.action,
-			"method", r.Method, "path", r.URL.Path, "status", x.status, "duration", time.Since(x.start))
+		x.done()
 	}()
 
 	r.Body = http.MaxBytesReader(w, r.Body, h.max)
-	ctx := service.WithRequestBase(r.Context(), requestBase(r))
+	ctx := service.WithRequestID(service.WithRequestBase(r.Context(), requestBase(r)), x.id)
 	if x.proto == protoJSON {
 		x.serveJSON(ctx)
 	} else {
@@ -141,6 +154,7 @@ func (x *exchange) call(ctx context.Context, op *operation, in any) {
 			op.setQueueURL(in, u)
 		}
 	}
+	x.queue = requestQueue(op, in)
 	out, err := op.call(ctx, x.h.svc, in)
 	if err != nil {
 		x.fail(err)
@@ -165,6 +179,7 @@ func (x *exchange) fail(err error) {
 		}
 		ce = contract.ErrInternal()
 	}
+	x.errCode = ce.Code
 	if x.proto == protoJSON {
 		x.writeJSONError(ce)
 	} else {

@@ -86,7 +86,7 @@ func (s *Service) listOwn(ctx context.Context, prefix, after string, limit int) 
 		want := limit - len(out)
 		page, err := s.store.QueueList(ctx, &stores.QueueListParams{Prefix: storePrefix, After: after, Limit: want})
 		if err != nil {
-			return nil, s.storeErr(err)
+			return nil, s.storeErr(ctx, err)
 		}
 		for _, q := range page {
 			after = q.Name

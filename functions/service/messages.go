@@ -130,7 +130,7 @@ func (s *Service) SendMessage(ctx context.Context, in *contract.SendMessageInput
 	res, err := s.store.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
 		Messages: []stores.NewMessage{msg}, DedupWindow: contract.DedupWindow, Now: s.now()})
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, s.storeErr(ctx, err)
 	}
 	s.wakeAfterSend(ctx, q, res)
 	sr := res.Results[0]
@@ -221,7 +221,7 @@ func (s *Service) SendMessageBatch(ctx context.Context, in *contract.SendMessage
 	res, err := s.store.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
 		Messages: msgs, DedupWindow: contract.DedupWindow, Now: s.now()})
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, s.storeErr(ctx, err)
 	}
 	s.wakeAfterSend(ctx, q, res)
 	for i, sr := range res.Results {
@@ -303,6 +303,8 @@ func (s *Service) ReceiveMessage(ctx context.Context, in *contract.ReceiveMessag
 func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams, wait time.Duration) ([]stores.ClaimedMessage, error) {
 	deadline := time.Now().Add(wait)
 	check := false // the repair check: ask the store, whatever the memo says
+	lp := longPollWatch{s: s}
+	defer lp.done()
 	for {
 		hint, cancel := s.hub.Subscribe(p.QueueName)
 		res, err := s.claim(ctx, p, check)
@@ -313,8 +315,10 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 		remaining := time.Until(deadline)
 		if len(res.Messages) > 0 || remaining <= 0 {
 			cancel()
+			lp.info.Messages = len(res.Messages)
 			return res.Messages, nil
 		}
+		lp.waiting()
 		sleep := min(remaining, s.repairInterval())
 		if !res.NextChange.IsZero() {
 			if d := res.NextChange.Sub(s.wallNow()); d < sleep {
@@ -327,15 +331,19 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 		select {
 		case <-hint:
 			check = false
+			lp.info.Wakeups++
 		case <-timer.C:
 			check = true
+			lp.info.Checks++
 		case <-ctx.Done():
 			timer.Stop()
 			cancel()
+			lp.info.Ended = LongPollCancelled
 			return nil, ctx.Err()
 		case <-s.shutdown:
 			timer.Stop()
 			cancel()
+			lp.info.Ended = LongPollShutdown
 			return nil, nil
 		}
 		timer.Stop()
@@ -358,7 +366,7 @@ func (s *Service) claim(ctx context.Context, p *stores.MessageClaimParams, check
 	mark := s.idle.begin()
 	res, err := s.store.MessageClaim(ctx, p)
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, s.storeErr(ctx, err)
 	}
 	s.wakeAfterClaim(ctx, p, res)
 	if len(res.Messages) == 0 && res.Redriven == 0 {
@@ -521,7 +529,7 @@ func (s *Service) deleteReceipts(ctx context.Context, q *stores.Queue, handles [
 	outcomes, err := s.store.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
 		Receipts: receipts, KeepExpired: q.FIFO, Now: s.now()})
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, s.storeErr(ctx, err)
 	}
 	deleted := 0
 	for k, i := range at {
@@ -615,7 +623,7 @@ func (s *Service) changeOne(ctx context.Context, q *stores.Queue, handle string,
 		ApplyExpired: !q.FIFO, Now: s.now(),
 	})
 	if err != nil {
-		return false, s.storeErr(err)
+		return false, s.storeErr(ctx, err)
 	}
 	if res.TooLong {
 		return false, contract.ErrInvalidValue(*timeout, "VisibilityTimeout", fmt.Sprintf("Total VisibilityTimeout for the message is beyond the limit [%d seconds]", contract.MaxVisibilityTimeout))

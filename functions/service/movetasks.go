@@ -47,7 +47,7 @@ func (s *Service) isDeadLetterQueue(ctx context.Context, q *stores.Queue) (bool,
 	for {
 		page, err := s.store.QueueList(ctx, &stores.QueueListParams{After: after, Limit: 500})
 		if err != nil {
-			return false, s.storeErr(err)
+			return false, s.storeErr(ctx, err)
 		}
 		for _, src := range page {
 			after = src.Name
@@ -94,7 +94,7 @@ func (s *Service) StartMessageMoveTask(ctx context.Context, in *contract.StartMe
 	}
 	st, err := s.store.QueueStats(ctx, &stores.QueueStatsParams{Name: src.Name, ID: src.ID, Now: s.now()})
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, s.storeErr(ctx, err)
 	}
 	now := s.wallNow()
 	handle := encodeTaskHandle(taskHandle{ID: uuid.NewString(), SourceArn: in.SourceArn})
@@ -106,7 +106,7 @@ func (s *Service) StartMessageMoveTask(ctx context.Context, in *contract.StartMe
 		return nil, contract.ErrInvalidParameterValue("There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
 	}
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, s.storeErr(ctx, err)
 	}
 	return &contract.StartMessageMoveTaskOutput{TaskHandle: handle}, nil
 }
@@ -128,7 +128,7 @@ func (s *Service) CancelMessageMoveTask(ctx context.Context, in *contract.Cancel
 			return nil, contract.ErrResourceNotFound("Task does not exist.")
 		}
 		if err != nil {
-			return nil, s.storeErr(err)
+			return nil, s.storeErr(ctx, err)
 		}
 		if !s.owns(s.caller(ctx), t.SourceName) {
 			return nil, contract.ErrResourceNotFound("Task does not exist.") // another account's task
@@ -143,11 +143,11 @@ func (s *Service) CancelMessageMoveTask(ctx context.Context, in *contract.Cancel
 			continue
 		}
 		if err != nil {
-			return nil, s.storeErr(err)
+			return nil, s.storeErr(ctx, err)
 		}
 		return &contract.CancelMessageMoveTaskOutput{ApproximateNumberOfMessagesMoved: got.Moved}, nil
 	}
-	return nil, s.storeErr(err)
+	return nil, s.storeErr(ctx, err)
 }
 
 func (s *Service) ListMessageMoveTasks(ctx context.Context, in *contract.ListMessageMoveTasksInput) (*contract.ListMessageMoveTasksOutput, error) {
@@ -171,7 +171,7 @@ func (s *Service) ListMessageMoveTasks(ctx context.Context, in *contract.ListMes
 	}
 	tasks, err := s.store.MoveTaskList(ctx, &stores.MoveTaskListParams{SourceArn: in.SourceArn, Limit: limit})
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, s.storeErr(ctx, err)
 	}
 	out := &contract.ListMessageMoveTasksOutput{Results: []contract.ListMessageMoveTasksResultEntry{}}
 	for _, t := range tasks {
@@ -202,7 +202,7 @@ func (s *Service) ListMessageMoveTasks(ctx context.Context, in *contract.ListMes
 func (s *Service) RunMoveTasks(ctx context.Context) error {
 	tasks, err := s.store.MoveTaskList(ctx, &stores.MoveTaskListParams{Status: stores.MoveTaskRunning})
 	if err != nil {
-		return s.storeErr(err)
+		return s.storeErr(ctx, err)
 	}
 	for _, t := range tasks {
 		if err := s.stepMoveTask(ctx, t); err != nil {
@@ -265,7 +265,7 @@ func (s *Service) stepMoveTask(ctx context.Context, t *stores.MoveTask) error {
 	case errors.Is(err, stores.ErrVersionConflict), errors.Is(err, stores.ErrMoveTaskNotFound):
 		return nil // stepped by another instance meanwhile, or cancelled: nothing moved
 	case err != nil:
-		return s.storeErr(err)
+		return s.storeErr(ctx, err)
 	}
 	s.wakeAfterMove(ctx, res)
 	// The step is counted. Should this instance stop before ending a
@@ -290,7 +290,7 @@ func (s *Service) endMoveTask(ctx context.Context, t *stores.MoveTask, status st
 	if errors.Is(err, stores.ErrVersionConflict) {
 		return nil
 	}
-	return s.storeErr(err)
+	return s.storeErr(ctx, err)
 }
 
 // RunBackground advances move tasks and does housekeeping until ctx ends.

@@ -78,7 +78,7 @@ func (s *Service) arnOwner(arn string) (string, Caller, bool) {
 }
 
 // storeErr turns a store error into the SQS error a client sees.
-func (s *Service) storeErr(err error) error {
+func (s *Service) storeErr(ctx context.Context, err error) error {
 	var ce *contract.Error
 	switch {
 	case err == nil:
@@ -90,7 +90,7 @@ func (s *Service) storeErr(err error) error {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
 	}
-	s.log.Error("store failure", "err", err)
+	s.log.Error("store failure", "request_id", RequestID(ctx), "err", err)
 	return contract.ErrInternal()
 }
 
@@ -142,7 +142,7 @@ func (s *Service) queueByNameFresh(ctx context.Context, name string) (*stores.Qu
 	q, err := s.store.QueueGet(ctx, &stores.QueueGetParams{Name: name})
 	if err != nil {
 		s.cache.forget(name)
-		return nil, s.storeErr(err)
+		return nil, s.storeErr(ctx, err)
 	}
 	s.cache.put(q)
 	return q, nil
@@ -189,14 +189,14 @@ func (s *Service) CreateQueue(ctx context.Context, in *contract.CreateQueueInput
 			Name: name, ID: uuid.NewString(), FIFO: fifo, Attributes: attrs, Tags: in.Tags,
 			Retention: time.Duration(cfg.RetentionSeconds) * time.Second,
 		},
-		RecreateCooldown: contract.QueueRecreateCooldown,
+		RecreateCooldown: s.cooldown(contract.QueueRecreateCooldown),
 		Now:              s.now(),
 	})
 	if errors.Is(err, stores.ErrQueueDeletedRecently) {
 		return nil, contract.ErrQueueDeletedRecently(in.QueueName)
 	}
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, s.storeErr(ctx, err)
 	}
 	if !res.Created {
 		names := make([]string, 0, len(given))
@@ -266,7 +266,7 @@ func (s *Service) DeleteQueue(ctx context.Context, in *contract.DeleteQueueInput
 	err = s.store.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID, Now: s.now()})
 	s.cache.forget(q.Name)
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, s.storeErr(ctx, err)
 	}
 	s.wakeAfterQueueDelete(ctx, q)
 	return &contract.Empty{}, nil
@@ -277,12 +277,12 @@ func (s *Service) PurgeQueue(ctx context.Context, in *contract.PurgeQueueInput) 
 	if err != nil {
 		return nil, err
 	}
-	err = s.store.QueuePurge(ctx, &stores.QueuePurgeParams{Name: q.Name, ID: q.ID, MinInterval: contract.PurgeInterval, Now: s.now()})
+	err = s.store.QueuePurge(ctx, &stores.QueuePurgeParams{Name: q.Name, ID: q.ID, MinInterval: s.cooldown(contract.PurgeInterval), Now: s.now()})
 	if errors.Is(err, stores.ErrPurgeInProgress) {
 		return nil, contract.ErrPurgeQueueInProgress(q.Name)
 	}
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, s.storeErr(ctx, err)
 	}
 	return &contract.Empty{}, nil
 }
@@ -366,7 +366,7 @@ func (s *Service) ListDeadLetterSourceQueues(ctx context.Context, in *contract.L
 	for {
 		page, err := s.store.QueueList(ctx, &stores.QueueListParams{After: after, Limit: 500})
 		if err != nil {
-			return nil, s.storeErr(err)
+			return nil, s.storeErr(ctx, err)
 		}
 		for _, src := range page {
 			after = src.Name
@@ -416,7 +416,7 @@ func (s *Service) GetQueueAttributes(ctx context.Context, in *contract.GetQueueA
 	if all || want[contract.AttrApproxMessages] || want[contract.AttrApproxNotVisible] || want[contract.AttrApproxDelayed] {
 		st, err := s.store.QueueStats(ctx, &stores.QueueStatsParams{Name: q.Name, ID: q.ID, Now: s.now()})
 		if err != nil {
-			return nil, s.storeErr(err)
+			return nil, s.storeErr(ctx, err)
 		}
 		pick(contract.AttrApproxMessages, strconv.FormatInt(st.Visible, 10))
 		pick(contract.AttrApproxNotVisible, strconv.FormatInt(st.InFlight, 10))
@@ -465,7 +465,7 @@ func (s *Service) updateQueue(ctx context.Context, queueURL string, change func(
 		if errors.Is(err, stores.ErrVersionConflict) && attempt < 10 {
 			continue
 		}
-		return s.storeErr(err)
+		return s.storeErr(ctx, err)
 	}
 }
 
@@ -534,7 +534,7 @@ func (s *Service) TagQueue(ctx context.Context, in *contract.TagQueueInput) (*co
 			continue
 		}
 		if err != nil {
-			return nil, s.storeErr(err)
+			return nil, s.storeErr(ctx, err)
 		}
 		return &contract.Empty{}, nil
 	}
@@ -551,7 +551,7 @@ func (s *Service) UntagQueue(ctx context.Context, in *contract.UntagQueueInput) 
 	_, err = s.store.QueueUpdate(ctx, &stores.QueueUpdateParams{Name: q.Name, ID: q.ID, RemoveTags: in.TagKeys, Now: s.now()})
 	s.cache.forget(q.Name)
 	if err != nil {
-		return nil, s.storeErr(err)
+		return nil, s.storeErr(ctx, err)
 	}
 	return &contract.Empty{}, nil
 }

@@ -10,6 +10,7 @@ package service
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
@@ -46,7 +47,14 @@ type Config struct {
 	// before it checks the store (default 2s); while the transport is
 	// degraded it checks every RepairInterval/8.
 	RepairInterval time.Duration
-	Logger         *slog.Logger
+	// NoCooldowns switches off SQS's 60-second rules (re-creating a queue
+	// deleted less than 60 s ago, a second purge within 60 s), for test
+	// suites that create, delete and purge queues quickly. Off by default.
+	NoCooldowns bool
+	// OnLongPoll, when set, is told about every receive that waited (see
+	// LongPoll); it must be quick.
+	OnLongPoll func(LongPoll)
+	Logger     *slog.Logger
 }
 
 // Service implements every SQS action.
@@ -60,6 +68,8 @@ type Service struct {
 	traits stores.Traits
 	// shutdown ends waiting long polls early (with empty results).
 	shutdown chan struct{}
+	// waiting counts the long polls waiting now.
+	waiting atomic.Int64
 }
 
 // New returns a Service over cfg.Store.

@@ -48,6 +48,8 @@ type Hub struct {
 
 	lastWarn atomic.Int64 // UnixNano of the last publish failure logged
 
+	stats hubCounters
+
 	stopListen context.CancelFunc
 	listenDone chan struct{}
 	ready      chan struct{} // closed at the transport's first report
@@ -179,6 +181,7 @@ func (h *Hub) Publish(ctx context.Context, events ...Event) {
 	if len(events) == 0 {
 		return
 	}
+	h.stats.published.Add(uint64(len(events)))
 	h.deliver(events)
 	if h.transport == nil {
 		return
@@ -225,6 +228,7 @@ func (h *Hub) send(ctx context.Context, b *batch) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.publishTimeout)
 	defer cancel()
 	if err := h.transport.Publish(ctx, b.events()); err != nil {
+		h.stats.publishFailures.Add(1)
 		now := time.Now().UnixNano()
 		if last := h.lastWarn.Load(); now-last > int64(10*time.Second) && h.lastWarn.CompareAndSwap(last, now) {
 			h.log.Warn("wake: publish failed; other instances' long polls find out at their next check", "err", err)
@@ -251,6 +255,7 @@ func (h *Hub) deliver(events []Event) {
 			select {
 			case sub.ch <- struct{}{}:
 				woken++
+				h.stats.woken.Add(1)
 			default:
 			}
 			if ev.Count > 0 && woken >= ev.Count {
@@ -280,7 +285,10 @@ func (h *Hub) wakeAll() {
 // receiver is the Hub as its transport sees it.
 type receiver struct{ h *Hub }
 
-func (r receiver) Deliver(events []Event) { r.h.deliver(events) }
+func (r receiver) Deliver(events []Event) {
+	r.h.stats.received.Add(uint64(len(events)))
+	r.h.deliver(events)
+}
 
 func (r receiver) Degraded(degraded bool) {
 	first := false

@@ -21,8 +21,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,6 +62,18 @@ Flags of serve (the environment variable sets the default):
   --shutdown-timeout D  SLUICE_SHUTDOWN_TIMEOUT how long to let requests finish on SIGTERM/SIGINT (default 30s)
   --log-level LEVEL     SLUICE_LOG_LEVEL        debug, info, warn or error (default info)
   --log-format FORMAT   SLUICE_LOG_FORMAT       text or json (default text)
+  --request-log-level LEVEL  (SLUICE_REQUEST_LOG_LEVEL)
+                        level of the line logged per request: debug, info, warn, error or off
+                        (default debug: shown with --log-level debug)
+  --metrics-addr ADDR   SLUICE_METRICS_ADDR     serve /metrics (and /healthz, /readyz) on this address
+                                                instead of on --addr (default: on --addr)
+  --metrics-max-queues N  (SLUICE_METRICS_MAX_QUEUES)
+                        queues whose depths /metrics reports (default 100; 0: none)
+  --queues FILE         SLUICE_QUEUES           JSON file of queues to create at start (idempotent)
+  --dev-no-cooldowns    SLUICE_DEV_NO_COOLDOWNS for test suites: no 60-second wait to re-create a deleted
+                                                queue or to purge again (default off, as on AWS)
+
+Paths besides SQS: /healthz (liveness), /readyz (readiness), /metrics (Prometheus), GET / (this build).
 
 Flags of maintain: --store, --log-level, --log-format, as above.
 
@@ -83,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "bench":
 		return benchCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "sluice", versionString())
+		fmt.Fprintln(stdout, "sluice", app.ReadBuild(version))
 		return 0
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
@@ -91,17 +102,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "sluice: unknown command %q\n\n%s", args[0], usage)
 	return 2
-}
-
-func versionString() string {
-	v := version
-	if v == "" {
-		v = "(devel)"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-	}
-	return v + " " + runtime.Version()
 }
 
 // env returns the environment variable or def.
@@ -168,6 +168,9 @@ type serveConfig struct {
 	common
 	addr            string
 	shutdownTimeout time.Duration
+	metricsAddr     string
+	requestLogLevel string
+	queuesFile      string
 }
 
 func (c *serveConfig) validate() error {
@@ -177,7 +180,67 @@ func (c *serveConfig) validate() error {
 	if c.shutdownTimeout <= 0 {
 		return fmt.Errorf("bad --shutdown-timeout %s", c.shutdownTimeout)
 	}
+	lvl, err := parseRequestLogLevel(c.requestLogLevel)
+	if err != nil {
+		return err
+	}
+	c.cfg.RequestLogLevel = lvl
+	if c.cfg.MetricsMaxQueues == 0 {
+		c.cfg.MetricsMaxQueues = -1 // none
+	} else if c.cfg.MetricsMaxQueues < 0 {
+		return fmt.Errorf("bad --metrics-max-queues %d", c.cfg.MetricsMaxQueues)
+	}
+	c.cfg.MetricsElsewhere = c.metricsAddr != ""
+	if c.queuesFile != "" {
+		qs, err := app.LoadQueuesFile(c.queuesFile)
+		if err != nil {
+			return fmt.Errorf("--queues %w", err)
+		}
+		c.cfg.Queues, c.cfg.QueuesSource = qs, c.queuesFile
+	}
 	return nil
+}
+
+// levelOff is above every level a logger is set to: the request line is
+// never logged.
+const levelOff = slog.Level(1 << 10)
+
+func parseRequestLogLevel(s string) (slog.Leveler, error) {
+	if strings.EqualFold(s, "off") || strings.EqualFold(s, "none") {
+		return levelOff, nil
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(s)); err != nil {
+		return nil, fmt.Errorf("bad --request-log-level %q: use debug, info, warn, error or off", s)
+	}
+	return level, nil
+}
+
+// envBool reads a boolean environment variable for a flag's default; a
+// value strconv.ParseBool refuses is bad usage.
+func envBool(name string) (bool, error) {
+	v := env(name, "")
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("bad %s %q: use true or false", name, v)
+	}
+	return b, nil
+}
+
+// envInt reads an integer environment variable for a flag's default.
+func envInt(name string, def int) (int, error) {
+	v := env(name, "")
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("bad %s %q: use a number", name, v)
+	}
+	return n, nil
 }
 
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -195,6 +258,21 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", timeout, "grace period on shutdown")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", env("SLUICE_METRICS_ADDR", ""), "listen address of /metrics")
+	fs.StringVar(&c.requestLogLevel, "request-log-level", env("SLUICE_REQUEST_LOG_LEVEL", "debug"), "level of request lines")
+	fs.StringVar(&c.queuesFile, "queues", env("SLUICE_QUEUES", ""), "JSON file of queues to create at start")
+	noCooldowns, err := envBool("SLUICE_DEV_NO_COOLDOWNS")
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
+		return 2
+	}
+	fs.BoolVar(&c.cfg.NoCooldowns, "dev-no-cooldowns", noCooldowns, "no 60-second cooldowns (tests)")
+	maxQueues, err := envInt("SLUICE_METRICS_MAX_QUEUES", 100)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
+		return 2
+	}
+	fs.IntVar(&c.cfg.MetricsMaxQueues, "metrics-max-queues", maxQueues, "queues whose depths /metrics reports")
 	if ok, code := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -214,7 +292,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	defer stop()
 
 	c.cfg.Logger = logger
+	c.cfg.Version = version
 	a, err := app.New(sigCtx, c.cfg)
+	var qerr *app.QueuesError
+	if errors.As(err, &qerr) {
+		fmt.Fprintf(stderr, "sluice serve: --queues %v\n", qerr)
+		return 2
+	}
 	if err != nil {
 		logger.Error("cannot open the store", "store", registry.Redact(c.cfg.Store), "err", err)
 		return 1
@@ -251,9 +335,30 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
+	if c.metricsAddr != "" {
+		mln, err := net.Listen("tcp", c.metricsAddr)
+		if err != nil {
+			logger.Error("cannot listen for metrics", "addr", c.metricsAddr, "err", err)
+			return 1
+		}
+		msrv := &http.Server{Handler: a.OpsHandler(), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+		go func() { _ = msrv.Serve(mln) }()
+		defer msrv.Close()
+		logger.Info("metrics listening", "addr", mln.Addr().String())
+	}
+
 	addr := ln.Addr().String()
-	logger.Info("listening", "addr", addr, "store", registry.Redact(c.cfg.Store),
-		"region", c.cfg.Region, "account_id", c.cfg.AccountID)
+	kind, info := a.StoreInfo()
+	attrs := []any{"addr", addr, "version", a.Build().String(), "store", registry.Redact(c.cfg.Store), "store_kind", kind}
+	for _, at := range info {
+		attrs = append(attrs, slog.Attr{Key: "store_" + at.Key, Value: at.Value})
+	}
+	attrs = append(attrs, "region", c.cfg.Region, "account_id", c.cfg.AccountID)
+	if c.cfg.NoCooldowns {
+		attrs = append(attrs, "dev_no_cooldowns", true)
+	}
+	logger.Info("listening", attrs...)
 	fmt.Fprintf(stdout, "sluice listening on http://%s\n", addr)
 
 	select {

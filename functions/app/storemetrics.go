@@ -1,0 +1,161 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sluicehq/sluice/stores"
+)
+
+// meteredStore is a stores.Store that times every call of the store it
+// wraps, so that store latency is measured the same way for every store
+// and no store imports a metrics library.
+type meteredStore struct {
+	s stores.Store
+	m *metrics
+}
+
+var _ stores.Store = (*meteredStore)(nil)
+
+func (t *meteredStore) done(op string, start time.Time, err error) {
+	t.m.storeLatency(op).Observe(time.Since(start).Seconds())
+	if err != nil && !expectedStoreErr(err) {
+		t.m.storeErrors.WithLabelValues(op).Inc()
+	}
+}
+
+// expectedStoreErr tells the store's answers (not found, version conflict,
+// ...) and cancelled calls from failures.
+func expectedStoreErr(err error) bool {
+	for _, e := range []error{stores.ErrQueueNotFound, stores.ErrQueueDeletedRecently, stores.ErrPurgeInProgress,
+		stores.ErrVersionConflict, stores.ErrMoveTaskRunning, stores.ErrMoveTaskNotFound, context.Canceled} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *meteredStore) QueueCreate(ctx context.Context, p *stores.QueueCreateParams) (*stores.QueueCreateResult, error) {
+	start := time.Now()
+	r, err := t.s.QueueCreate(ctx, p)
+	t.done("QueueCreate", start, err)
+	return r, err
+}
+
+func (t *meteredStore) QueueGet(ctx context.Context, p *stores.QueueGetParams) (*stores.Queue, error) {
+	start := time.Now()
+	r, err := t.s.QueueGet(ctx, p)
+	t.done("QueueGet", start, err)
+	return r, err
+}
+
+func (t *meteredStore) QueueList(ctx context.Context, p *stores.QueueListParams) ([]*stores.Queue, error) {
+	start := time.Now()
+	r, err := t.s.QueueList(ctx, p)
+	t.done("QueueList", start, err)
+	return r, err
+}
+
+func (t *meteredStore) QueueUpdate(ctx context.Context, p *stores.QueueUpdateParams) (*stores.Queue, error) {
+	start := time.Now()
+	r, err := t.s.QueueUpdate(ctx, p)
+	t.done("QueueUpdate", start, err)
+	return r, err
+}
+
+func (t *meteredStore) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) error {
+	start := time.Now()
+	err := t.s.QueueDelete(ctx, p)
+	t.done("QueueDelete", start, err)
+	return err
+}
+
+func (t *meteredStore) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) error {
+	start := time.Now()
+	err := t.s.QueuePurge(ctx, p)
+	t.done("QueuePurge", start, err)
+	return err
+}
+
+func (t *meteredStore) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*stores.QueueStats, error) {
+	start := time.Now()
+	r, err := t.s.QueueStats(ctx, p)
+	t.done("QueueStats", start, err)
+	return r, err
+}
+
+func (t *meteredStore) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
+	start := time.Now()
+	r, err := t.s.MessageSend(ctx, p)
+	t.done("MessageSend", start, err)
+	return r, err
+}
+
+func (t *meteredStore) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
+	start := time.Now()
+	r, err := t.s.MessageClaim(ctx, p)
+	t.done("MessageClaim", start, err)
+	return r, err
+}
+
+func (t *meteredStore) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
+	start := time.Now()
+	r, err := t.s.MessageDelete(ctx, p)
+	t.done("MessageDelete", start, err)
+	return r, err
+}
+
+func (t *meteredStore) MessageChangeVisibility(ctx context.Context, p *stores.MessageChangeVisibilityParams) (*stores.MessageChangeVisibilityResult, error) {
+	start := time.Now()
+	r, err := t.s.MessageChangeVisibility(ctx, p)
+	t.done("MessageChangeVisibility", start, err)
+	return r, err
+}
+
+func (t *meteredStore) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*stores.MessageMoveResult, error) {
+	start := time.Now()
+	r, err := t.s.MessageMove(ctx, p)
+	t.done("MessageMove", start, err)
+	return r, err
+}
+
+func (t *meteredStore) MoveTaskCreate(ctx context.Context, p *stores.MoveTaskCreateParams) error {
+	start := time.Now()
+	err := t.s.MoveTaskCreate(ctx, p)
+	t.done("MoveTaskCreate", start, err)
+	return err
+}
+
+func (t *meteredStore) MoveTaskList(ctx context.Context, p *stores.MoveTaskListParams) ([]*stores.MoveTask, error) {
+	start := time.Now()
+	r, err := t.s.MoveTaskList(ctx, p)
+	t.done("MoveTaskList", start, err)
+	return r, err
+}
+
+func (t *meteredStore) MoveTaskGet(ctx context.Context, p *stores.MoveTaskGetParams) (*stores.MoveTask, error) {
+	start := time.Now()
+	r, err := t.s.MoveTaskGet(ctx, p)
+	t.done("MoveTaskGet", start, err)
+	return r, err
+}
+
+func (t *meteredStore) MoveTaskUpdate(ctx context.Context, p *stores.MoveTaskUpdateParams) (*stores.MoveTask, error) {
+	start := time.Now()
+	r, err := t.s.MoveTaskUpdate(ctx, p)
+	t.done("MoveTaskUpdate", start, err)
+	return r, err
+}
+
+func (t *meteredStore) Maintain(ctx context.Context, p *stores.MaintainParams) error {
+	start := time.Now()
+	err := t.s.Maintain(ctx, p)
+	t.done("Maintain", start, err)
+	return err
+}
+
+func (t *meteredStore) Traits() stores.Traits { return t.s.Traits() }
+
+func (t *meteredStore) Close() error { return t.s.Close() }

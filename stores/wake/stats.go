@@ -1,0 +1,30 @@
+package wake
+
+import "sync/atomic"
+
+// HubStats are a Hub's running counts since it started, for metrics.
+type HubStats struct {
+	// Published counts the events this process published; Received those
+	// its transport delivered from other instances.
+	Published, Received uint64
+	// Woken counts the waiting long polls the events reached.
+	Woken uint64
+	// PublishFailures counts transport publishes that failed.
+	PublishFailures uint64
+	Degraded        bool
+}
+
+type hubCounters struct {
+	published, received, woken, publishFailures atomic.Uint64
+}
+
+// Stats returns the hub's counts; cheap enough for every scrape.
+func (h *Hub) Stats() HubStats {
+	return HubStats{
+		Published:       h.stats.published.Load(),
+		Received:        h.stats.received.Load(),
+		Woken:           h.stats.woken.Load(),
+		PublishFailures: h.stats.publishFailures.Load(),
+		Degraded:        h.Degraded(),
+	}
+}
