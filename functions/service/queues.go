@@ -112,14 +112,18 @@ func (s *Service) queueFromURLFresh(ctx context.Context, queueURL string) (*stor
 	return s.queueByNameFresh(ctx, name)
 }
 
-// queueNameFromURL is the store name of the caller's queue a QueueUrl
-// names; another account's URL names no queue of the caller's.
+// queueNameFromURL is the store name of the caller's queue a QueueUrl (or
+// a bare queue name) names; another account's URL names no queue of the
+// caller's.
 func (s *Service) queueNameFromURL(ctx context.Context, queueURL string) (string, error) {
 	if queueURL == "" {
 		return "", contract.ErrMissingParameter("QueueUrl")
 	}
 	c := s.caller(ctx)
 	account, name, ok := contract.ParseQueueURL(queueURL)
+	if account == "" {
+		account = c.AccountID
+	}
 	if !ok || account != c.AccountID {
 		return "", contract.ErrQueueDoesNotExist()
 	}
