@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 // sendRequest is one message to send, from SendMessage or a batch entry.
@@ -485,13 +486,15 @@ func receiptFor(q *stores.Queue, handle string) (receipt, error) {
 }
 
 // deleteOutcome is the answer to one receipt of a delete. FIFO queues
-// refuse a receipt whose delivery timed out: the group may already be with
-// another consumer. Standard queues accept and ignore it.
+// refuse a receipt whose delivery ended (timed out, or received again): the
+// group may already be with another consumer. Standard queues accept every
+// receipt; what it deletes is rules.DeleteApplies.
 func deleteOutcome(q *stores.Queue, handle string, outcome stores.ReceiptOutcome) error {
-	if q.FIFO && (outcome == stores.ReceiptExpired || outcome == stores.ReceiptStale) {
-		return contract.ErrReceiptHandleExpired(handle)
+	switch {
+	case !q.FIFO, outcome == stores.ReceiptCurrent, outcome == stores.ReceiptGone:
+		return nil
 	}
-	return nil
+	return contract.ErrReceiptHandleExpired(handle)
 }
 
 // deleteReceipts deletes the receipts in one store call and returns one
@@ -520,7 +523,7 @@ func (s *Service) deleteReceipts(ctx context.Context, q *stores.Queue, handles [
 	deleted := 0
 	for k, i := range at {
 		errs[i] = deleteOutcome(q, handles[i], outcomes[k])
-		if outcomes[k] == stores.ReceiptCurrent || outcomes[k] == stores.ReceiptExpired && !q.FIFO {
+		if rules.DeleteApplies(outcomes[k], q.FIFO) {
 			deleted++
 		}
 	}
@@ -614,14 +617,11 @@ func (s *Service) changeOne(ctx context.Context, q *stores.Queue, handle string,
 	if res.TooLong {
 		return false, contract.ErrInvalidValue(*timeout, "VisibilityTimeout", fmt.Sprintf("Total VisibilityTimeout for the message is beyond the limit [%d seconds]", contract.MaxVisibilityTimeout))
 	}
-	switch res.Outcome {
-	case stores.ReceiptCurrent:
+	switch {
+	case rules.VisibilityChangeApplies(res.Outcome, !q.FIFO):
 		return res.Earlier, nil
-	case stores.ReceiptExpired:
-		if q.FIFO {
-			return false, contract.ErrReceiptHandleExpired(handle)
-		}
-		return res.Earlier, nil
+	case res.Outcome == stores.ReceiptExpired: // FIFO
+		return false, contract.ErrReceiptHandleExpired(handle)
 	}
 	return false, contract.ErrInvalidValue(handle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change.")
 }

@@ -16,6 +16,7 @@ var landedMigrations = map[int]string{
 	3: "90f36827b00d6381ef2bf9bcc8484015e8c7bf628f43826e0c2757fb169f4b91",
 	4: "b68c09c41ebc756b086fc761ada239dddaaed53c758b3908ab87e46d73f3078a",
 	5: "fe4ea13347a1af7b64f9b1383b6fd1892d740a41be905d60abd125437ebff19e",
+	6: "dc6becb6a41f918988168f631be0af2d28f22444e0bf375e1adfcc1c234e77b0",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {
