@@ -79,6 +79,18 @@ func (s *Service) prepareMessage(ctx context.Context, cfg contract.QueueConfig, 
 		SenderID:               s.caller(ctx).AccountID,
 		Delay:                  time.Duration(delay) * time.Second,
 	}
+	if h := traceHeader(ctx); h != "" && contract.ValidBody(h) {
+		if _, own := r.SystemAttributes[contract.MsgAttrAWSTraceHeader]; !own {
+			// Stored and returned like the attribute, but not in
+			// MD5OfMessageSystemAttributes: that digests what the client
+			// sent as attributes (LocalStack's AWS-validated
+			// test_aws_trace_header_propagation).
+			if msg.SystemAttributes == nil {
+				msg.SystemAttributes = map[string]stores.Attribute{}
+			}
+			msg.SystemAttributes[contract.MsgAttrAWSTraceHeader] = stores.Attribute{DataType: "String", StringValue: &h}
+		}
+	}
 	if r.GroupID != nil {
 		msg.GroupID = *r.GroupID
 	}
