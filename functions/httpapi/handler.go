@@ -100,6 +100,9 @@ type exchange struct {
 	action string
 	start  time.Time
 	status int
+	// queryJSON: a Query request that accepts application/json, answered
+	// in JSON (see query_json.go).
+	queryJSON bool
 	// wrote is set once a response has been started.
 	wrote bool
 }
@@ -127,6 +130,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	r.Body = http.MaxBytesReader(w, r.Body, h.max)
 	ctx := service.WithRequestBase(r.Context(), requestBase(r))
+	if h := r.Header.Get("X-Amzn-Trace-Id"); h != "" {
+		ctx = service.WithTraceHeader(ctx, h)
+	}
 	if x.proto == protoJSON {
 		x.serveJSON(ctx)
 	} else {
@@ -146,9 +152,12 @@ func (x *exchange) call(ctx context.Context, op *operation, in any) {
 		x.fail(err)
 		return
 	}
-	if x.proto == protoJSON {
+	switch {
+	case x.proto == protoJSON:
 		x.writeJSON(out)
-	} else {
+	case x.queryJSON:
+		x.writeQueryJSON(op, out)
+	default:
 		x.writeXML(op, out)
 	}
 }
@@ -165,9 +174,12 @@ func (x *exchange) fail(err error) {
 		}
 		ce = contract.ErrInternal()
 	}
-	if x.proto == protoJSON {
+	switch {
+	case x.proto == protoJSON:
 		x.writeJSONError(ce)
-	} else {
+	case x.queryJSON:
+		x.writeQueryJSONError(ce)
+	default:
 		x.writeXMLError(ce)
 	}
 }
