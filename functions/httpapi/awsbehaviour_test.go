@@ -283,3 +283,32 @@ func TestJSONLeavesOutEmptyLists(t *testing.T) {
 		t.Errorf("SDK SendMessageBatch: %v %+v", err, out)
 	}
 }
+
+// TestAttributeNameCharacters: letters of any script are accepted and
+// symbols refused on both protocols (validated
+// test_send_message_with_invalid_string_attributes).
+func TestAttributeNameCharacters(t *testing.T) {
+	srv := newServer(t)
+	c := newClient(t, srv)
+	ctx := context.Background()
+	q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("names")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	attr := func(name string) map[string]types.MessageAttributeValue {
+		return map[string]types.MessageAttributeValue{name: {DataType: aws.String("String"), StringValue: aws.String("v")}}
+	}
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("x"), MessageAttributes: attr("attr.1øßä")}); err != nil {
+		t.Errorf("JSON attr.1øßä: %v", err)
+	}
+	if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("x"), MessageAttributes: attr("Invalid-§-attr")}); err == nil {
+		t.Error("JSON Invalid-§-attr accepted")
+	}
+	for name, want := range map[string]int{"attr.1øßä": 200, "Invalid-§-attr": 400} {
+		status, raw := queryCall(t, srv, "/000000000000/names", url.Values{"Action": {"SendMessage"}, "MessageBody": {"x"},
+			"MessageAttribute.1.Name": {name}, "MessageAttribute.1.Value.DataType": {"String"}, "MessageAttribute.1.Value.StringValue": {"v"}}, nil)
+		if status != want || want == 400 && !strings.Contains(raw, "<Code>InvalidParameterValue</Code>") {
+			t.Errorf("Query %s: %d %s, want %d", name, status, raw, want)
+		}
+	}
+}
