@@ -75,7 +75,13 @@ func QueueARN(region, accountID, name string) string {
 
 // ParseQueueURL returns the account id and queue name of a queue URL. The
 // host is not checked: a deployment answers for every host it is reached by.
+// A bare queue name (no scheme, no slash), which SQS accepts wherever a
+// QueueUrl is expected, gives the name and an empty account id: it names
+// the caller's queue.
 func ParseQueueURL(raw string) (accountID, name string, ok bool) {
+	if raw != "" && !strings.ContainsAny(raw, "/:") {
+		return "", raw, true
+	}
 	path := raw
 	if strings.Contains(raw, "://") {
 		u, err := url.Parse(raw)

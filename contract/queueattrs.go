@@ -162,9 +162,11 @@ func NormalizeQueueAttributes(given map[string]string, fifo, creating bool) (map
 			out[name] = v
 		case name == AttrRedrivePolicy:
 			if v != "" {
-				if _, err := ParseRedrivePolicy(v); err != nil {
+				p, err := ParseRedrivePolicy(v)
+				if err != nil {
 					return nil, err
 				}
+				v = p.String()
 			}
 			out[name] = v
 		case name == AttrRedriveAllowPolicy:
@@ -240,6 +242,30 @@ func parseBool(v string) (bool, bool) {
 type RedrivePolicy struct {
 	DeadLetterTargetArn string
 	MaxReceiveCount     int
+}
+
+// String is the policy as SQS returns it: compact JSON, the target first,
+// the count a number.
+func (p *RedrivePolicy) String() string {
+	arn, _ := json.Marshal(p.DeadLetterTargetArn)
+	return `{"deadLetterTargetArn":` + string(arn) + `,"maxReceiveCount":` + strconv.Itoa(p.MaxReceiveCount) + `}`
+}
+
+// SameQueueAttributeValue says whether two normalised values of the queue
+// attribute name mean the same, as CreateQueue compares them for an
+// existing queue: a RedrivePolicy by its content (one stored before
+// policies were normalised may be spelled differently), the others as
+// strings.
+func SameQueueAttributeValue(name, a, b string) bool {
+	if a == b {
+		return true
+	}
+	if name != AttrRedrivePolicy || a == "" || b == "" {
+		return false
+	}
+	pa, ea := ParseRedrivePolicy(a)
+	pb, eb := ParseRedrivePolicy(b)
+	return ea == nil && eb == nil && *pa == *pb
 }
 
 func redriveErr(raw, reason string) *Error {

@@ -63,8 +63,8 @@ type BatchResultEntry struct {
 }
 
 type ChangeMessageVisibilityBatchOutput struct {
-	Successful []BatchResultEntry
-	Failed     []BatchResultErrorEntry
+	Successful []BatchResultEntry      `json:",omitempty"`
+	Failed     []BatchResultErrorEntry `json:",omitempty"`
 }
 
 type CreateQueueInput struct {
@@ -93,8 +93,8 @@ type DeleteMessageBatchInput struct {
 }
 
 type DeleteMessageBatchOutput struct {
-	Successful []BatchResultEntry
-	Failed     []BatchResultErrorEntry
+	Successful []BatchResultEntry      `json:",omitempty"`
+	Failed     []BatchResultErrorEntry `json:",omitempty"`
 }
 
 type DeleteQueueInput struct {
@@ -247,9 +247,11 @@ type SendMessageBatchResultEntry struct {
 	SequenceNumber               string `json:",omitempty"`
 }
 
+// SendMessageBatchOutput, like the other batch outputs, leaves empty lists
+// out of JSON, as AWS does (a fully successful batch has no Failed member).
 type SendMessageBatchOutput struct {
-	Successful []SendMessageBatchResultEntry
-	Failed     []BatchResultErrorEntry
+	Successful []SendMessageBatchResultEntry `json:",omitempty"`
+	Failed     []BatchResultErrorEntry       `json:",omitempty"`
 }
 
 type SetQueueAttributesInput struct {

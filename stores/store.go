@@ -282,10 +282,18 @@ const (
 	// applies (the message is deleted) unless KeepExpired; ChangeVisibility
 	// applies only with ApplyExpired.
 	ReceiptExpired
-	// ReceiptStale: the message was received again since; nothing applied.
+	// ReceiptStale: the message was not received under this receipt since
+	// it was sent or moved (a forged receipt, or one of a former life);
+	// nothing applied.
 	ReceiptStale
 	// ReceiptGone: no such message (deleted, expired, purged, moved).
 	ReceiptGone
+	// ReceiptEarlier: the receipt is of an earlier delivery: the message was
+	// received again since. It acts on the message as an expired one does
+	// (Standard queues: SQS lets any receipt of a message act on it), so
+	// Delete applies unless KeepExpired and ChangeVisibility only with
+	// ApplyExpired.
+	ReceiptEarlier
 )
 
 // Receipt names one delivery of a message: the message and the claim token
@@ -303,8 +311,9 @@ type MessageDeleteParams struct {
 	// one commit). A receipt whose message an earlier one deleted is
 	// ReceiptGone.
 	Receipts []Receipt
-	// KeepExpired: when the receipt is ReceiptExpired, report it without
-	// deleting (FIFO queues refuse expired receipts).
+	// KeepExpired: when the receipt is ReceiptExpired or ReceiptEarlier,
+	// report it without deleting (FIFO queues refuse receipts of a delivery
+	// that ended).
 	KeepExpired bool
 	Now         time.Time
 }
@@ -319,8 +328,8 @@ type MessageChangeVisibilityParams struct {
 	// beyond it the store changes nothing and reports TooLong.
 	MaxSinceFirstReceive time.Duration
 	// ApplyExpired: apply the change also when the outcome is
-	// ReceiptExpired (Standard queues let the latest receipt extend a
-	// delivery that timed out unnoticed).
+	// ReceiptExpired or ReceiptEarlier (Standard queues let any receipt of
+	// a message change its visibility).
 	ApplyExpired bool
 	Now          time.Time
 }

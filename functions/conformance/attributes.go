@@ -278,6 +278,36 @@ func testAttributes(t *testing.T, s suite) {
 		e.create("src2", map[string]string{"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":50}`, dlqArn)})
 	})
 
+	s.test(t, "RedrivePolicyNormalised", func(e *env) {
+		// AWS (observed) keeps a RedrivePolicy normalised: compact JSON,
+		// deadLetterTargetArn then maxReceiveCount, the count a number
+		// (also validated test_get_specific_queue_attribute_response).
+		e.create("dlq", nil)
+		dlqArn := queueARN("dlq")
+		want := `{"deadLetterTargetArn":"` + dlqArn + `","maxReceiveCount":5}`
+		written := fmt.Sprintf(`{ "maxReceiveCount" : "5",
+			"deadLetterTargetArn" : %q }`, dlqArn)
+		src := e.create("src", map[string]string{"RedrivePolicy": written})
+		if got := e.attrs(src, "RedrivePolicy")["RedrivePolicy"]; got != want {
+			e.t.Errorf("RedrivePolicy = %s, want %s", got, want)
+		}
+		// CreateQueue compares it by meaning: the same policy written
+		// another way is no conflict, another count is.
+		for _, same := range []string{want, written, fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":5}`, dlqArn),
+			fmt.Sprintf(`{"maxReceiveCount":5,"deadLetterTargetArn":%q}`, dlqArn)} {
+			if again := e.create("src", map[string]string{"RedrivePolicy": same}); again != src {
+				e.t.Errorf("CreateQueue with %s = %s, want %s", same, again, src)
+			}
+		}
+		_, err := e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "src",
+			Attributes: map[string]string{"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":6}`, dlqArn)}})
+		wantErr(e.t, err, contract.ErrQueueNameExists("RedrivePolicy"))
+		e.setAttrs(src, map[string]string{"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn": %q, "maxReceiveCount": 7}`, dlqArn)})
+		if got, want := e.attrs(src, "All")["RedrivePolicy"], `{"deadLetterTargetArn":"`+dlqArn+`","maxReceiveCount":7}`; got != want {
+			e.t.Errorf("RedrivePolicy after SetQueueAttributes = %s, want %s", got, want)
+		}
+	})
+
 	s.test(t, "RedriveAllowPolicy", func(e *env) {
 		dlq := e.create("dlq", nil)
 		a := e.create("a", nil)

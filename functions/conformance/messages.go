@@ -2,11 +2,13 @@ package conformance
 
 import (
 	"bytes"
+	"context"
 	"maps"
 	"strconv"
 	"testing"
 
 	"github.com/sluicehq/sluice/contract"
+	"github.com/sluicehq/sluice/functions/service"
 )
 
 const traceHeader = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
@@ -234,6 +236,10 @@ func testMessages(t *testing.T, s suite) {
 			"Invalid-!-attr":       strAttr("Valid"),
 			"Invalid-(-attr":       strAttr("Valid"),
 			"Invalid-?-attr":       strAttr("Valid"),
+			"Invalid-§-attr":       strAttr("Valid"),
+			`Invalid-"-attr`:       strAttr("Valid"),
+			"Invalid-€-attr":       strAttr("Valid"),
+			"Invalid- -attr":       strAttr("Valid"),
 			repeat("L", 257):       strAttr("Valid"),
 			"typeInvalid":          {DataType: "Invalid", StringValue: str("Valid")},
 			"typeTooLong":          {DataType: "Number." + repeat("L", 256), StringValue: str("1")},
@@ -251,8 +257,11 @@ func testMessages(t *testing.T, s suite) {
 		e.wantCounts(url, 0, 0, 0)
 		// validated test_send_message_with_invalid_string_attributes: its
 		// baseline, a name with non-ASCII letters, is accepted by AWS.
-		if err := send(map[string]contract.MessageAttributeValue{"attr.1øßä": strAttr("Valida")}); err != nil {
-			e.t.Errorf("attribute name attr.1øßä refused (AWS accepts it): %v", err)
+		// The docs' "alphanumeric" are letters and digits, not only ASCII.
+		for _, name := range []string{"attr.1øßä", "Ärger_über-Öl.ÉÇ"} {
+			if err := send(map[string]contract.MessageAttributeValue{name: strAttr("Valida")}); err != nil {
+				e.t.Errorf("attribute name %s refused (AWS accepts letters): %v", name, err)
+			}
 		}
 	})
 
@@ -292,6 +301,43 @@ func testMessages(t *testing.T, s suite) {
 		_, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("x"),
 			MessageSystemAttributes: map[string]contract.MessageAttributeValue{"SenderId": strAttr("me")}})
 		wantErrCodeIn(e.t, err, "InvalidParameterValue", "InvalidAttributeName")
+	})
+
+	s.test(t, "TraceHeaderFromRequest", func(e *env) {
+		// validated test_aws_trace_header_propagation: the request's
+		// X-Amzn-Trace-Id header becomes the AWSTraceHeader of a message
+		// that carries none; one the message carries wins. It is not
+		// digested into MD5OfMessageSystemAttributes, which covers what the
+		// request sent as attributes.
+		url := e.create("q", nil)
+		const header = "Root=1-3152b799-8954dae64eda91bc9a23a7e8;Parent=7fa8c0f79203be72;Sampled=1"
+		traced := func() context.Context { return service.WithTraceHeader(e.op(), header) }
+		own := map[string]contract.MessageAttributeValue{"AWSTraceHeader": strAttr(traceHeader)}
+		a, err := e.svc.SendMessage(traced(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("a")})
+		wantOK(e.t, err, "SendMessage")
+		if err == nil && a.MD5OfMessageSystemAttributes != "" {
+			e.t.Errorf("MD5OfMessageSystemAttributes = %q, want none", a.MD5OfMessageSystemAttributes)
+		}
+		_, err = e.svc.SendMessage(traced(), &contract.SendMessageInput{QueueUrl: url, MessageBody: str("b"), MessageSystemAttributes: own})
+		wantOK(e.t, err, "SendMessage")
+		out, err := e.svc.SendMessageBatch(traced(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: []contract.SendMessageBatchRequestEntry{
+			{Id: "c", MessageBody: str("c")}, {Id: "d", MessageBody: str("d"), MessageSystemAttributes: own}}})
+		wantOK(e.t, err, "SendMessageBatch")
+		if err == nil && (len(out.Successful) != 2 || out.Successful[0].MD5OfMessageSystemAttributes != "") {
+			e.t.Errorf("SendMessageBatch: %+v", out)
+		}
+		e.send(url, "e") // no header
+		want := map[string]string{"a": header, "b": traceHeader, "c": header, "d": traceHeader, "e": ""}
+		got := e.receive(&contract.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: i64(10), WaitTimeSeconds: i64(0),
+			AttributeNames: []string{"AWSTraceHeader"}})
+		if len(got) != len(want) {
+			e.t.Fatalf("received %d, want %d", len(got), len(want))
+		}
+		for _, m := range got {
+			if m.Attributes["AWSTraceHeader"] != want[m.Body] {
+				e.t.Errorf("message %s: AWSTraceHeader = %q, want %q", m.Body, m.Attributes["AWSTraceHeader"], want[m.Body])
+			}
+		}
 	})
 
 	s.test(t, "ReceiveLimits", func(e *env) {

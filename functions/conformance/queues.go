@@ -372,4 +372,74 @@ func testQueues(t *testing.T, s suite) {
 		e.wantCounts(url, 1, 0, 0)
 		wantBodies(e.t, e.recv(url, 10), "new")
 	})
+	s.test(t, "QueueNameAsQueueUrl", func(e *env) {
+		// AWS (observed; validated test_posting_to_queue_via_queue_name):
+		// a bare queue name where a QueueUrl is expected names the caller's
+		// queue, for every action that takes a QueueUrl.
+		url := e.create("byname", nil)
+		dlq := e.create("byname-dlq", nil)
+		_ = dlq
+		const n = "byname"
+		out, err := e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: n, MessageBody: str("Using name instead of URL")})
+		wantOK(e.t, err, "SendMessage to a queue name")
+		if err == nil && out.MD5OfMessageBody != "86a83f96652a1bfad3891e7d523750cb" {
+			e.t.Errorf("MD5OfMessageBody = %s", out.MD5OfMessageBody)
+		}
+		_, err = e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: n,
+			Entries: []contract.SendMessageBatchRequestEntry{{Id: "a", MessageBody: str("batched")}}})
+		wantOK(e.t, err, "SendMessageBatch to a queue name")
+		ga, err := e.svc.GetQueueAttributes(e.op(), &contract.GetQueueAttributesInput{QueueUrl: n, AttributeNames: []string{"QueueArn"}})
+		wantOK(e.t, err, "GetQueueAttributes of a queue name")
+		if err == nil && ga.Attributes["QueueArn"] != queueARN("byname") {
+			e.t.Errorf("QueueArn = %q", ga.Attributes["QueueArn"])
+		}
+		_, err = e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: n, Attributes: map[string]string{"DelaySeconds": "0"}})
+		wantOK(e.t, err, "SetQueueAttributes of a queue name")
+		ms, err := e.svc.ReceiveMessage(e.op(), &contract.ReceiveMessageInput{QueueUrl: n, MaxNumberOfMessages: i64(10), WaitTimeSeconds: i64(0)})
+		wantOK(e.t, err, "ReceiveMessage from a queue name")
+		if err != nil || len(ms.Messages) != 2 {
+			e.t.Fatalf("received %+v, want 2 messages", ms)
+		}
+		_, err = e.svc.ChangeMessageVisibility(e.op(), &contract.ChangeMessageVisibilityInput{QueueUrl: n, ReceiptHandle: ms.Messages[0].ReceiptHandle, VisibilityTimeout: i64(60)})
+		wantOK(e.t, err, "ChangeMessageVisibility on a queue name")
+		cb, err := e.svc.ChangeMessageVisibilityBatch(e.op(), &contract.ChangeMessageVisibilityBatchInput{QueueUrl: n,
+			Entries: []contract.ChangeMessageVisibilityBatchRequestEntry{{Id: "a", ReceiptHandle: ms.Messages[1].ReceiptHandle, VisibilityTimeout: i64(60)}}})
+		wantOK(e.t, err, "ChangeMessageVisibilityBatch on a queue name")
+		if err == nil && len(cb.Successful) != 1 {
+			e.t.Errorf("ChangeMessageVisibilityBatch: %+v", cb)
+		}
+		_, err = e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: n, ReceiptHandle: ms.Messages[0].ReceiptHandle})
+		wantOK(e.t, err, "DeleteMessage on a queue name")
+		db, err := e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: n,
+			Entries: []contract.DeleteMessageBatchRequestEntry{{Id: "a", ReceiptHandle: ms.Messages[1].ReceiptHandle}}})
+		wantOK(e.t, err, "DeleteMessageBatch on a queue name")
+		if err == nil && len(db.Successful) != 1 {
+			e.t.Errorf("DeleteMessageBatch: %+v", db)
+		}
+		e.wantCounts(url, 0, 0, 0)
+		_, err = e.svc.TagQueue(e.op(), &contract.TagQueueInput{QueueUrl: n, Tags: map[string]string{"k": "v"}})
+		wantOK(e.t, err, "TagQueue of a queue name")
+		tags, err := e.svc.ListQueueTags(e.op(), &contract.ListQueueTagsInput{QueueUrl: n})
+		wantOK(e.t, err, "ListQueueTags of a queue name")
+		if err == nil && tags.Tags["k"] != "v" {
+			e.t.Errorf("tags = %v", tags.Tags)
+		}
+		_, err = e.svc.UntagQueue(e.op(), &contract.UntagQueueInput{QueueUrl: n, TagKeys: []string{"k"}})
+		wantOK(e.t, err, "UntagQueue of a queue name")
+		_, err = e.svc.AddPermission(e.op(), &contract.AddPermissionInput{QueueUrl: n, Label: "l", AWSAccountIds: []string{AccountID}, Actions: []string{"SendMessage"}})
+		wantOK(e.t, err, "AddPermission on a queue name")
+		_, err = e.svc.RemovePermission(e.op(), &contract.RemovePermissionInput{QueueUrl: n, Label: "l"})
+		wantOK(e.t, err, "RemovePermission on a queue name")
+		_, err = e.svc.ListDeadLetterSourceQueues(e.op(), &contract.ListDeadLetterSourceQueuesInput{QueueUrl: "byname-dlq"})
+		wantOK(e.t, err, "ListDeadLetterSourceQueues of a queue name")
+		_, err = e.svc.PurgeQueue(e.op(), &contract.PurgeQueueInput{QueueUrl: n})
+		wantOK(e.t, err, "PurgeQueue of a queue name")
+		// A name that is no queue of the caller's is NonExistentQueue.
+		_, err = e.svc.SendMessage(e.op(), &contract.SendMessageInput{QueueUrl: "nosuchqueue", MessageBody: str("x")})
+		wantErr(e.t, err, contract.ErrQueueDoesNotExist())
+		_, err = e.svc.DeleteQueue(e.op(), &contract.DeleteQueueInput{QueueUrl: n})
+		wantOK(e.t, err, "DeleteQueue of a queue name")
+		_, err = e.svc.GetQueueUrl(e.op(), &contract.GetQueueUrlInput{QueueName: n})
+		wantErr(e.t, err, contract.ErrQueueDoesNotExist())
+	})
 }

@@ -21,27 +21,53 @@ func testReceiptHandles(t *testing.T, s suite) {
 	})
 
 	s.test(t, "Forged", func(e *env) {
-		// design: a forged handle never touches a delivery.
+		// design: a forged handle never touches another message. On a FIFO
+		// queue it never touches a delivery at all; on a Standard queue,
+		// where any receipt of a message acts on it (AWS), a handle whose
+		// token alone was altered passes for an earlier receipt of its
+		// message (sluice's handles are not signed).
+		forge := func(url, handle string) {
+			h := []byte(handle)
+			for i := range h {
+				forged := append([]byte(nil), h...)
+				switch forged[i] {
+				case 'A':
+					forged[i] = 'B'
+				default:
+					forged[i] = 'A'
+				}
+				_, _ = e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: string(forged)})
+				_ = e.cmv(url, string(forged), 0)
+				if i > 200 {
+					break
+				}
+			}
+		}
+		f := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true"})
+		e.sendFIFO(f, "m", "g", "")
+		m := e.recvOne(f)
+		forge(f, m.ReceiptHandle)
+		e.wantCounts(f, 0, 1, 0)
+		e.del(f, m.ReceiptHandle)
+		e.wantCounts(f, 0, 0, 0)
+
 		url := e.create("q", nil)
 		e.send(url, "m")
-		m := e.recvOne(url)
-		h := []byte(m.ReceiptHandle)
-		for i := range h {
-			forged := append([]byte(nil), h...)
-			switch forged[i] {
-			case 'A':
-				forged[i] = 'B'
-			default:
-				forged[i] = 'A'
-			}
-			_, _ = e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: string(forged)})
-			_ = e.cmv(url, string(forged), 0)
-			if i > 200 {
-				break
+		e.send(url, "other")
+		got := e.recvVT(url, 10, 60)
+		if len(got) != 2 {
+			e.t.Fatalf("received %d, want 2", len(got))
+		}
+		var other contract.Message
+		for _, g := range got {
+			if g.Body == "m" {
+				forge(url, g.ReceiptHandle)
+			} else {
+				other = g
 			}
 		}
 		e.wantCounts(url, 0, 1, 0)
-		e.del(url, m.ReceiptHandle)
+		e.del(url, other.ReceiptHandle)
 		e.wantCounts(url, 0, 0, 0)
 	})
 
@@ -62,27 +88,70 @@ func testReceiptHandles(t *testing.T, s suite) {
 		e.wantCounts(a, 0, 0, 0)
 	})
 
-	s.test(t, "StaleStandard", func(e *env) {
-		// docs: deleting with an older receipt "succeeds, but the message
-		// might not be deleted"; design: a stale receipt never deletes or
-		// changes the newer delivery.
+	s.test(t, "EarlierReceiptStandard", func(e *env) {
+		// AWS (observed): on a Standard queue a receipt handle of an earlier
+		// receive still acts on the message after it was received again:
+		// ChangeMessageVisibility applies (0 makes it visible at once) and
+		// DeleteMessage deletes it (docs: "Amazon SQS can delete a message
+		// from a queue even if a visibility timeout setting causes the
+		// message to be locked by another consumer").
 		url := e.create("q", nil)
 		e.send(url, "m")
 		old := e.recvVT(url, 1, 10)[0]
 		e.clock.Advance(secs(11))
 		cur := e.recvVT(url, 1, 30)[0]
-		_, err := e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
-		wantOK(e.t, err, "DeleteMessage with a stale receipt handle")
-		_ = e.cmv(url, old.ReceiptHandle, 0) // any answer, but no effect
-		e.wantCounts(url, 0, 1, 0)
-		e.wantEmpty(url)
-		e.clock.Advance(secs(31))
-		again := e.recvOne(url)
+		wantOK(e.t, e.cmv(url, old.ReceiptHandle, 0), "ChangeMessageVisibility with an earlier receipt handle")
+		e.wantCounts(url, 1, 0, 0)
+		again := e.recvVT(url, 1, 30)[0]
 		if again.MessageId != cur.MessageId {
 			e.t.Errorf("redelivered %s, want %s", again.MessageId, cur.MessageId)
 		}
-		e.del(url, again.ReceiptHandle)
+		// A longer timeout through the first receipt holds the message.
+		wantOK(e.t, e.cmv(url, old.ReceiptHandle, 300), "ChangeMessageVisibility with an earlier receipt handle")
+		e.clock.Advance(secs(31))
+		e.wantEmpty(url)
+		_, err := e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
+		wantOK(e.t, err, "DeleteMessage with an earlier receipt handle")
 		e.wantCounts(url, 0, 0, 0)
+		// The message is gone: every receipt of it is now accepted and
+		// changes nothing; a visibility change names no message.
+		_, err = e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: again.ReceiptHandle})
+		wantOK(e.t, err, "DeleteMessage of a deleted message")
+		wantErr(e.t, e.cmv(url, cur.ReceiptHandle, 0), contract.ErrInvalidValue(cur.ReceiptHandle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change."))
+	})
+
+	s.test(t, "EarlierReceiptStandardBatch", func(e *env) {
+		// The batches do what the single calls do (AWS, observed).
+		url := e.create("q", nil)
+		e.send(url, "a")
+		e.send(url, "b")
+		first := e.recvVT(url, 10, 10)
+		if len(first) != 2 {
+			e.t.Fatalf("received %d, want 2", len(first))
+		}
+		e.clock.Advance(secs(11))
+		if n := len(e.recvVT(url, 10, 30)); n != 2 {
+			e.t.Fatalf("received again %d, want 2", n)
+		}
+		byBody := map[string]string{}
+		for _, m := range first {
+			byBody[m.Body] = m.ReceiptHandle
+		}
+		cv, err := e.svc.ChangeMessageVisibilityBatch(e.op(), &contract.ChangeMessageVisibilityBatchInput{QueueUrl: url,
+			Entries: []contract.ChangeMessageVisibilityBatchRequestEntry{{Id: "a", ReceiptHandle: byBody["a"], VisibilityTimeout: i64(0)}}})
+		wantOK(e.t, err, "ChangeMessageVisibilityBatch")
+		if err == nil && (len(cv.Successful) != 1 || len(cv.Failed) != 0) {
+			e.t.Errorf("ChangeMessageVisibilityBatch with an earlier receipt: %+v", cv)
+		}
+		e.wantCounts(url, 1, 1, 0)
+		del, err := e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url,
+			Entries: []contract.DeleteMessageBatchRequestEntry{{Id: "b", ReceiptHandle: byBody["b"]}}})
+		wantOK(e.t, err, "DeleteMessageBatch")
+		if err == nil && (len(del.Successful) != 1 || len(del.Failed) != 0) {
+			e.t.Errorf("DeleteMessageBatch with an earlier receipt: %+v", del)
+		}
+		e.wantCounts(url, 1, 0, 0)
+		wantBodies(e.t, e.recv(url, 10), "a")
 	})
 
 	s.test(t, "DeleteTwice", func(e *env) {
@@ -147,8 +216,12 @@ func testReceiptHandles(t *testing.T, s suite) {
 		old := e.recvOne(url)
 		e.clock.Advance(secs(6))
 		cur := e.recvOne(url)
-		_, _ = e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
-		_ = e.cmv(url, old.ReceiptHandle, 0)
+		// A FIFO queue holds to the latest receipt: the group may be with
+		// another consumer. Delete refuses an earlier one as it refuses an
+		// expired one (snapshot test_fifo_delete_after_visibility_timeout).
+		_, err := e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: old.ReceiptHandle})
+		wantErr(e.t, err, contract.ErrReceiptHandleExpired(old.ReceiptHandle))
+		wantErr(e.t, e.cmv(url, old.ReceiptHandle, 0), contract.ErrInvalidValue(old.ReceiptHandle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change."))
 		e.wantCounts(url, 0, 1, 0)
 		e.wantEmpty(url)
 		e.del(url, cur.ReceiptHandle)

@@ -131,8 +131,8 @@ func testDedupRace(e *env) {
 // testDeleteOutcomes: deletes racing on one queue from two instances, half
 // with the current receipt and half with one from an earlier delivery, each
 // get the answer of their own receipt (a store may combine them into shared
-// transactions; the answers must not mix), and exactly the current ones
-// delete.
+// transactions; the answers must not mix): on FIFO exactly the current ones
+// delete, on Standard every one does.
 func testDeleteOutcomes(e *env) {
 	const n = 40
 	other := e.newService()
@@ -207,11 +207,16 @@ func testDeleteOutcomes(e *env) {
 				// docs: a FIFO queue refuses a receipt of an ended delivery.
 				wantErr(e.t, err, contract.ErrReceiptHandleExpired(old["m"+strconv.Itoa(i)]))
 			case i%2 == 1 && err != nil:
-				// A Standard queue accepts it and deletes nothing.
+				// A Standard queue accepts it and deletes the message
+				// (AWS, observed).
 				e.t.Errorf("fifo=%v: delete of m%d with an earlier receipt: %v, want success", fifo, i, err)
 			}
 		}
-		e.wantCounts(url, 0, n/2, 0)
+		kept := 0
+		if fifo {
+			kept = n / 2
+		}
+		e.wantCounts(url, 0, kept, 0)
 		e.clock.Advance(secs(101))
 		var left []string
 		for range n {
@@ -222,7 +227,7 @@ func testDeleteOutcomes(e *env) {
 			left = append(left, bodies(ms)...)
 		}
 		var want []string
-		for i := 1; i < n; i += 2 {
+		for i := 1; fifo && i < n; i += 2 {
 			want = append(want, "m"+strconv.Itoa(i))
 		}
 		wantBodySet(e.t, toMessages(left), want...)

@@ -111,6 +111,9 @@ type exchange struct {
 	action string
 	start  time.Time
 	status int
+	// queryJSON: a Query request that accepts application/json, answered
+	// in JSON (see query_json.go).
+	queryJSON bool
 	// wrote is set once a response has been started.
 	wrote bool
 	// queue and errCode are for the request log and metrics.
@@ -140,6 +143,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	r.Body = http.MaxBytesReader(w, r.Body, h.max)
 	ctx := service.WithRequestID(service.WithRequestBase(r.Context(), requestBase(r)), x.id)
+	if h := r.Header.Get("X-Amzn-Trace-Id"); h != "" {
+		ctx = service.WithTraceHeader(ctx, h)
+	}
 	if x.proto == protoJSON {
 		x.serveJSON(ctx)
 	} else {
@@ -160,9 +166,12 @@ func (x *exchange) call(ctx context.Context, op *operation, in any) {
 		x.fail(err)
 		return
 	}
-	if x.proto == protoJSON {
+	switch {
+	case x.proto == protoJSON:
 		x.writeJSON(out)
-	} else {
+	case x.queryJSON:
+		x.writeQueryJSON(op, out)
+	default:
 		x.writeXML(op, out)
 	}
 }
@@ -180,9 +189,12 @@ func (x *exchange) fail(err error) {
 		ce = contract.ErrInternal()
 	}
 	x.errCode = ce.Code
-	if x.proto == protoJSON {
+	switch {
+	case x.proto == protoJSON:
 		x.writeJSONError(ce)
-	} else {
+	case x.queryJSON:
+		x.writeQueryJSONError(ce)
+	default:
 		x.writeXMLError(ce)
 	}
 }

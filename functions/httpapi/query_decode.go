@@ -20,6 +20,7 @@ import (
 // for tags), message attribute values as .N.Value.StringValue and so on.
 
 func (x *exchange) serveQuery(ctx context.Context) {
+	x.queryJSON = acceptsJSON(x.r)
 	values, cerr := x.queryValues()
 	if cerr != nil {
 		x.fail(cerr)
@@ -27,8 +28,13 @@ func (x *exchange) serveQuery(ctx context.Context) {
 	}
 	action := values.Get("Action")
 	x.action = action
+	atQueue := pathQueueURL(x.r) != ""
+	if action == "" && atQueue {
+		x.unknownOperation()
+		return
+	}
 	op := x.h.ops[action]
-	if op == nil {
+	if op == nil || atQueue && serviceLevelActions[action] {
 		x.fail(contract.ErrInvalidAction(action))
 		return
 	}

@@ -79,6 +79,18 @@ func (s *Service) prepareMessage(ctx context.Context, cfg contract.QueueConfig, 
 		SenderID:               s.caller(ctx).AccountID,
 		Delay:                  time.Duration(delay) * time.Second,
 	}
+	if h := traceHeader(ctx); h != "" && contract.ValidBody(h) {
+		if _, own := r.SystemAttributes[contract.MsgAttrAWSTraceHeader]; !own {
+			// Stored and returned like the attribute, but not in
+			// MD5OfMessageSystemAttributes: that digests what the client
+			// sent as attributes (LocalStack's AWS-validated
+			// test_aws_trace_header_propagation).
+			if msg.SystemAttributes == nil {
+				msg.SystemAttributes = map[string]stores.Attribute{}
+			}
+			msg.SystemAttributes[contract.MsgAttrAWSTraceHeader] = stores.Attribute{DataType: "String", StringValue: &h}
+		}
+	}
 	if r.GroupID != nil {
 		msg.GroupID = *r.GroupID
 	}
@@ -499,13 +511,15 @@ func receiptFor(q *stores.Queue, handle string) (receipt, error) {
 }
 
 // deleteOutcome is the answer to one receipt of a delete. FIFO queues
-// refuse a receipt whose delivery timed out: the group may already be with
-// another consumer. Standard queues accept and ignore it.
+// refuse a receipt whose delivery ended (timed out, or received again): the
+// group may already be with another consumer. Standard queues accept every
+// receipt; what it deletes is rules.DeleteApplies.
 func deleteOutcome(q *stores.Queue, handle string, outcome stores.ReceiptOutcome) error {
-	if q.FIFO && (outcome == stores.ReceiptExpired || outcome == stores.ReceiptStale) {
-		return contract.ErrReceiptHandleExpired(handle)
+	switch {
+	case !q.FIFO, outcome == stores.ReceiptCurrent, outcome == stores.ReceiptGone:
+		return nil
 	}
-	return nil
+	return contract.ErrReceiptHandleExpired(handle)
 }
 
 // deleteReceipts deletes the receipts in one store call and returns one
@@ -628,14 +642,11 @@ func (s *Service) changeOne(ctx context.Context, q *stores.Queue, handle string,
 	if res.TooLong {
 		return false, contract.ErrInvalidValue(*timeout, "VisibilityTimeout", fmt.Sprintf("Total VisibilityTimeout for the message is beyond the limit [%d seconds]", contract.MaxVisibilityTimeout))
 	}
-	switch res.Outcome {
-	case stores.ReceiptCurrent:
+	switch {
+	case rules.VisibilityChangeApplies(res.Outcome, !q.FIFO):
 		return res.Earlier, nil
-	case stores.ReceiptExpired:
-		if q.FIFO {
-			return false, contract.ErrReceiptHandleExpired(handle)
-		}
-		return res.Earlier, nil
+	case res.Outcome == stores.ReceiptExpired: // FIFO
+		return false, contract.ErrReceiptHandleExpired(handle)
 	}
 	return false, contract.ErrInvalidValue(handle, "ReceiptHandle", "Message does not exist or is not available for visibility timeout change.")
 }

@@ -112,14 +112,18 @@ func (s *Service) queueFromURLFresh(ctx context.Context, queueURL string) (*stor
 	return s.queueByNameFresh(ctx, name)
 }
 
-// queueNameFromURL is the store name of the caller's queue a QueueUrl
-// names; another account's URL names no queue of the caller's.
+// queueNameFromURL is the store name of the caller's queue a QueueUrl (or
+// a bare queue name) names; another account's URL names no queue of the
+// caller's.
 func (s *Service) queueNameFromURL(ctx context.Context, queueURL string) (string, error) {
 	if queueURL == "" {
 		return "", contract.ErrMissingParameter("QueueUrl")
 	}
 	c := s.caller(ctx)
 	account, name, ok := contract.ParseQueueURL(queueURL)
+	if account == "" {
+		account = c.AccountID
+	}
 	if !ok || account != c.AccountID {
 		return "", contract.ErrQueueDoesNotExist()
 	}
@@ -176,7 +180,7 @@ func (s *Service) CreateQueue(ctx context.Context, in *contract.CreateQueueInput
 		return nil, e
 	}
 	name := s.storeName(s.caller(ctx), in.QueueName)
-	if err := s.checkRedrive(ctx, name, fifo, given[contract.AttrRedrivePolicy]); err != nil {
+	if err := s.checkRedrive(ctx, name, fifo, in.Attributes[contract.AttrRedrivePolicy]); err != nil {
 		return nil, err
 	}
 	attrs := contract.MergeQueueAttributes(contract.DefaultQueueAttributes(fifo), given)
@@ -205,7 +209,7 @@ func (s *Service) CreateQueue(ctx context.Context, in *contract.CreateQueueInput
 		}
 		sort.Strings(names)
 		for _, k := range names {
-			if res.Queue.Attributes[k] != given[k] {
+			if !contract.SameQueueAttributeValue(k, res.Queue.Attributes[k], given[k]) {
 				return nil, contract.ErrQueueNameExists(k)
 			}
 		}
@@ -213,8 +217,9 @@ func (s *Service) CreateQueue(ctx context.Context, in *contract.CreateQueueInput
 	return &contract.CreateQueueOutput{QueueUrl: s.queueURL(ctx, name)}, nil
 }
 
-// checkRedrive checks a RedrivePolicy against its dead-letter queue: it
-// must exist, be of the source's type and allow the source.
+// checkRedrive checks a RedrivePolicy, as the request wrote it (errors
+// quote it so), against its dead-letter queue: it must exist, be of the
+// source's type and allow the source.
 func (s *Service) checkRedrive(ctx context.Context, sourceName string, fifo bool, raw string) error {
 	if raw == "" {
 		return nil
@@ -475,7 +480,7 @@ func (s *Service) SetQueueAttributes(ctx context.Context, in *contract.SetQueueA
 		if e != nil {
 			return nil, e
 		}
-		if err := s.checkRedrive(ctx, q.Name, q.FIFO, changes[contract.AttrRedrivePolicy]); err != nil {
+		if err := s.checkRedrive(ctx, q.Name, q.FIFO, in.Attributes[contract.AttrRedrivePolicy]); err != nil {
 			return nil, err
 		}
 		if e := contract.CheckQueueAttributeCombination(contract.MergeQueueAttributes(q.Attributes, changes)); e != nil {

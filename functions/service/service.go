@@ -114,6 +114,20 @@ func WithRequestBase(ctx context.Context, base string) context.Context {
 	return context.WithValue(ctx, baseKey{}, base)
 }
 
+type traceKey struct{}
+
+// WithTraceHeader records the request's X-Amzn-Trace-Id header. SQS makes
+// it the AWSTraceHeader system attribute of each message the request sends
+// that does not carry one of its own.
+func WithTraceHeader(ctx context.Context, header string) context.Context {
+	return context.WithValue(ctx, traceKey{}, header)
+}
+
+func traceHeader(ctx context.Context) string {
+	h, _ := ctx.Value(traceKey{}).(string)
+	return h
+}
+
 // Shutdown makes waiting long polls return at once with what they have.
 // It does not wait for them.
 func (s *Service) Shutdown() {

@@ -399,8 +399,8 @@ func (t *txn) deliveries(ctx context.Context, q *queueRow, ids []string) ([]rule
 }
 
 // receiptCodes are sluice_delete's outcome codes (0 current, 1 expired, 2
-// stale, 3 gone), by code.
-var receiptCodes = []stores.ReceiptOutcome{stores.ReceiptCurrent, stores.ReceiptExpired, stores.ReceiptStale, stores.ReceiptGone}
+// stale, 3 gone, 4 earlier), by code.
+var receiptCodes = []stores.ReceiptOutcome{stores.ReceiptCurrent, stores.ReceiptExpired, stores.ReceiptStale, stores.ReceiptGone, stores.ReceiptEarlier}
 
 // receiptOfCode is the outcome sluice_delete's code c stands for.
 func receiptOfCode(c int32) stores.ReceiptOutcome {

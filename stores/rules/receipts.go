@@ -22,8 +22,10 @@ type Delivery struct {
 // message whose stored delivery is d, at now: the stores.ReceiptOutcome
 // rules of the seam.
 //   - ReceiptGone: no such message (deleted, moved, purged, past retention);
-//   - ReceiptStale: the message was not received under this token, or was
-//     received again since;
+//   - ReceiptStale: the message was not received since it was sent or
+//     moved, or the token is empty: it is of no delivery of the message;
+//   - ReceiptEarlier: an earlier delivery: the message was received again
+//     since under another token;
 //   - ReceiptExpired: the latest delivery, whose visibility timeout ended at
 //     or before now;
 //   - ReceiptCurrent: the latest delivery, still in flight.
@@ -34,28 +36,39 @@ func JudgeReceipt(d Delivery, token string, now time.Time) stores.ReceiptOutcome
 	switch {
 	case !d.Found:
 		return stores.ReceiptGone
-	case d.Token == "" || d.Token != token:
+	case d.Token == "" || token == "":
 		return stores.ReceiptStale
+	case d.Token != token:
+		return stores.ReceiptEarlier
 	case !d.VisibleAt.After(now):
 		return stores.ReceiptExpired
 	}
 	return stores.ReceiptCurrent
 }
 
+// endedDelivery: the receipt is of a delivery of the message that is over,
+// by its timeout (expired) or by a later receive (earlier).
+func endedDelivery(o stores.ReceiptOutcome) bool {
+	return o == stores.ReceiptExpired || o == stores.ReceiptEarlier
+}
+
 // DeleteApplies says whether a MessageDelete deletes the message of a
-// receipt judged o: a current receipt always, an expired one unless
-// keepExpired (FIFO queues refuse receipts that timed out, SQS's rule for
-// them; Standard queues accept the latest receipt).
+// receipt judged o: a current receipt always, one of an ended delivery
+// (expired, or earlier than the latest) unless keepExpired. FIFO queues
+// refuse those, SQS's rule for them; Standard queues let any receipt of a
+// message delete it, as SQS does ("even if a visibility timeout setting
+// causes the message to be locked by another consumer").
 func DeleteApplies(o stores.ReceiptOutcome, keepExpired bool) bool {
-	return o == stores.ReceiptCurrent || o == stores.ReceiptExpired && !keepExpired
+	return o == stores.ReceiptCurrent || endedDelivery(o) && !keepExpired
 }
 
 // VisibilityChangeApplies says whether a ChangeMessageVisibility changes a
-// delivery whose receipt was judged o: a current receipt always, an expired
-// one only with applyExpired (Standard queues let the latest receipt extend
-// a delivery that timed out unnoticed).
+// message whose receipt was judged o: a current receipt always, one of an
+// ended delivery only with applyExpired (Standard queues: SQS applies a
+// change made through any receipt of the message, so a timeout of 0 through
+// an earlier receipt makes it visible again).
 func VisibilityChangeApplies(o stores.ReceiptOutcome, applyExpired bool) bool {
-	return o == stores.ReceiptCurrent || o == stores.ReceiptExpired && applyExpired
+	return o == stores.ReceiptCurrent || endedDelivery(o) && applyExpired
 }
 
 // VisibilityTooLong says whether making a message invisible until until

@@ -33,6 +33,8 @@ func TestReceiptApplies(t *testing.T) {
 		{stores.ReceiptExpired, false, false, true, false},
 		{stores.ReceiptExpired, true, true, false, true},
 		{stores.ReceiptStale, false, true, false, false},
+		{stores.ReceiptEarlier, false, false, true, false},
+		{stores.ReceiptEarlier, true, true, false, true},
 		{stores.ReceiptGone, false, true, false, false},
 	}
 	for _, c := range cases {

@@ -554,12 +554,16 @@ func TestReceiptOutcomes(t *testing.T) {
 	eq(t, "keep expired", outs, []stores.ReceiptOutcome{stores.ReceiptExpired})
 	eq(t, "kept", f.stats("q", at(12*time.Hour)).Visible, int64(1))
 
-	// Stale after another receive.
+	// Earlier after another receive: applied only as an expired one is.
 	f.claimIDs("q", at(12*time.Hour), 1, "T2")
-	eq(t, "stale cv", cv("T1", at(12*time.Hour), 0, true).Outcome, stores.ReceiptStale)
-	eq(t, "stale delete", f.del("q", "m", "T1", at(12*time.Hour)), stores.ReceiptStale)
+	eq(t, "earlier cv, not applied", cv("T1", at(12*time.Hour), 0, false).Outcome, stores.ReceiptEarlier)
+	outs, _ = f.e.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: "q", Receipts: []stores.Receipt{{MessageID: "m", Token: "T1"}}, KeepExpired: true, Now: at(12 * time.Hour)})
+	eq(t, "earlier delete, kept", outs, []stores.ReceiptOutcome{stores.ReceiptEarlier})
 	eq(t, "forged", f.del("q", "m", "", at(12*time.Hour)), stores.ReceiptStale)
 	eq(t, "still there", f.stats("q", at(12*time.Hour)).InFlight, int64(1))
+	eq(t, "earlier cv, applied", cv("T1", at(12*time.Hour), 0, true), stores.MessageChangeVisibilityResult{Outcome: stores.ReceiptEarlier, Earlier: true})
+	eq(t, "visible through the earlier receipt", f.stats("q", at(12*time.Hour)), stores.QueueStats{Visible: 1})
+	eq(t, "current again", cv("T2", at(12*time.Hour), 30*time.Minute, true).Outcome, stores.ReceiptExpired)
 	eq(t, "expired delete", f.del("q", "m", "T2", at(13*time.Hour)), stores.ReceiptExpired)
 	eq(t, "gone", f.del("q", "m", "T2", at(13*time.Hour)), stores.ReceiptGone)
 	eq(t, "gone cv", cv("T2", at(13*time.Hour), 0, true).Outcome, stores.ReceiptGone)
