@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 var (
@@ -1022,7 +1024,7 @@ func modelMessages(recs []Record, queue string, now time.Time) []*MessageRecord 
 
 func modelStats(f *fixture, queue string, now time.Time) stores.QueueStats {
 	var st stores.QueueStats
-	for _, m := range modelMessages(f.rec.records(), queue, now) {
+	for _, m := range modelMessages(f.rec.view(f.t), queue, now) {
 		switch {
 		case !m.VisibleAt.After(now):
 			st.Visible++
@@ -1039,7 +1041,7 @@ func modelStats(f *fixture, queue string, now time.Time) stores.QueueStats {
 // an attempt-id replay may apply (then the result is not predicted here).
 func modelClaim(f *fixture, p *stores.MessageClaimParams) (want []string, replay bool) {
 	now := p.Now
-	recs := f.rec.records()
+	recs := f.rec.view(f.t)
 	msgs := modelMessages(recs, p.QueueName, now)
 	fifo := false
 	dlqExists := false
@@ -1092,4 +1094,97 @@ func modelClaim(f *fixture, p *stores.MessageClaimParams) (want []string, replay
 		}
 	}
 	return want, replay
+}
+
+// lastChanges is a Committer that keeps the change list of the latest
+// operation.
+type lastChanges struct{ changes []Change }
+
+func (l *lastChanges) Submit(c []Change) func() error { l.changes = c; return nil }
+
+// A delivery (receive, visibility change) writes the message's delivery
+// state only, never its record with the body: on a full disk a queue can
+// still be drained.
+func TestDeliveryWritesOnlyDeliveryState(t *testing.T) {
+	l := &lastChanges{}
+	e := New(l)
+	for _, name := range []string{"std", "q.fifo"} {
+		if _, err := e.QueueCreate(ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: name, FIFO: strings.HasSuffix(name, ".fifo")}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.MessageSend(ctx, &stores.MessageSendParams{QueueName: name, Now: t0,
+			Messages: []stores.NewMessage{{ID: name + "-m", Body: strings.Repeat("b", 1000), GroupID: "g"}}}); err != nil {
+			t.Fatal(err)
+		}
+		only := func(what string) {
+			t.Helper()
+			if len(l.changes) == 0 {
+				t.Fatalf("%s %s: no change", name, what)
+			}
+			for _, c := range l.changes {
+				if c.Kind != KindDelivery && c.Kind != KindAttempt {
+					t.Fatalf("%s %s writes a %s record", name, what, c.Kind)
+				}
+			}
+		}
+		p := &stores.MessageClaimParams{QueueName: name, Max: 1, VisibilityTimeout: 30 * sec, Token: "T", Now: at(sec)}
+		if strings.HasSuffix(name, ".fifo") {
+			p.AttemptID, p.AttemptWindow = "A", time.Minute
+		}
+		res, err := e.MessageClaim(ctx, p)
+		if err != nil || len(res.Messages) != 1 {
+			t.Fatalf("claim: %v %v", res, err)
+		}
+		only("receive")
+		if _, err := e.MessageClaim(ctx, p); err != nil { // an attempt replay on FIFO, nothing on Standard
+			t.Fatal(err)
+		}
+		if _, err := e.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{QueueName: name, MessageID: name + "-m", Token: "T",
+			Timeout: time.Minute, Now: at(2 * sec)}); err != nil {
+			t.Fatal(err)
+		}
+		only("visibility change")
+		if _, err := e.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: name,
+			Receipts: []stores.Receipt{{MessageID: name + "-m", Token: "T"}}, Now: at(3 * sec)}); err != nil {
+			t.Fatal(err)
+		}
+		var kinds []Kind
+		for _, c := range l.changes {
+			if c.Record != nil {
+				t.Fatalf("delete writes %+v", c.Record)
+			}
+			kinds = append(kinds, c.Kind)
+		}
+		eq(t, "a delete removes", kinds, []Kind{KindMessage, KindDelivery})
+	}
+}
+
+// Records written before delivery state was split out hold the latest
+// delivery state in the message record, and no DeliveryRecord; they restore
+// as they were. A DeliveryRecord overrides what its message record holds.
+func TestRestoreReadsWholeMessageRecords(t *testing.T) {
+	q := &QueueRecord{Queue: stores.Queue{Name: "q", Retention: time.Hour}}
+	old := &MessageRecord{Queue: "q", Seq: rules.FirstSequence, VisibleAt: at(time.Minute), Token: "T1",
+		Message: stores.StoredMessage{ID: "old", Body: "b", SentAt: t0, ReceiveCount: 2, FirstReceivedAt: at(sec)}}
+	split := &MessageRecord{Queue: "q", Seq: rules.FirstSequence + 1, VisibleAt: t0, Message: stores.StoredMessage{ID: "new", Body: "c", SentAt: t0}}
+	d := &DeliveryRecord{Queue: "q", Seq: split.Seq, VisibleAt: at(time.Minute), Token: "T2", ReceiveCount: 1, FirstReceivedAt: at(2 * sec)}
+	e := New(nil)
+	if err := e.Restore([]Record{d, split, old, q}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.QueueStats(ctx, &stores.QueueStatsParams{Name: "q", Now: at(10 * sec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "stats", *st, stores.QueueStats{InFlight: 2})
+	outs, err := e.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: "q", Now: at(10 * sec),
+		Receipts: []stores.Receipt{{MessageID: "old", Token: "T1"}, {MessageID: "new", Token: "T2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "receipts", outs, []stores.ReceiptOutcome{stores.ReceiptCurrent, stores.ReceiptCurrent})
+	orphan := &DeliveryRecord{Queue: "q", Seq: rules.FirstSequence + 9}
+	if err := New(nil).Restore([]Record{q, orphan}); err == nil {
+		t.Fatal("delivery state of no message restored")
+	}
 }
