@@ -189,6 +189,16 @@ const maxMovePerCall = 1000
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Close stops the vacuumer and closes the pool.
+// Health implements stores.HealthChecker: the database answers a ping.
+func (s *Store) Health(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("pgstore: database unreachable: %w", err)
+	}
+	return nil
+}
+
+var _ stores.HealthChecker = (*Store)(nil)
+
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopBackground()

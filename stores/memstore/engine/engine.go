@@ -76,6 +76,42 @@ func (e *Engine) Fail(err error) {
 	e.mu.Unlock()
 }
 
+// Health returns the error that stopped the engine (ErrClosed after Close),
+// or nil while it serves.
+func (e *Engine) Health(context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
+// Reset replaces the engine's whole state with the records load returns.
+// A durable store calls it after a failed commit, when the engine holds
+// changes that are not on disk. load runs under the engine's lock, so no
+// operation runs between the failure and the rebuilt state; within load the
+// store fails every operation whose changes it did not write (they may have
+// observed each other's). load runs even when the engine has stopped, so
+// that it can do that; the state is then left as it is. If load fails or
+// its records do not restore, the engine stops (as with Fail).
+func (e *Engine) Reset(load func() ([]Record, error)) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	recs, err := load()
+	if e.err != nil {
+		return e.err
+	}
+	if err != nil {
+		e.err = err
+		return err
+	}
+	fresh := New(nil)
+	if err := fresh.Restore(recs); err != nil {
+		e.err = err
+		return err
+	}
+	e.queues, e.names, e.tombs, e.tasks = fresh.queues, fresh.names, fresh.tombs, fresh.tasks
+	return nil
+}
+
 // Close makes every later operation return ErrClosed. Operations already
 // applied are not affected.
 func (e *Engine) Close() {
