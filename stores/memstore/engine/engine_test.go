@@ -1188,3 +1188,48 @@ func TestRestoreReadsWholeMessageRecords(t *testing.T) {
 		t.Fatal("delivery state of no message restored")
 	}
 }
+
+// Reset puts the engine back to the records it is given, whatever it held:
+// what a durable store does after a commit it could not write.
+func TestResetReplacesState(t *testing.T) {
+	f := newFixture(t)
+	f.queue("std", false)
+	f.queue("q.fifo", true)
+	f.send("std", t0, "a", "b")
+	f.sendGroups("q.fifo", t0, "A1")
+	saved := f.rec.records()
+	want := map[string]stores.QueueStats{"std": f.stats("std", at(sec)), "q.fifo": f.stats("q.fifo", at(sec))}
+	// Changes the disk would not take.
+	f.send("std", t0, "c")
+	f.claimIDs("std", at(sec), 1, "T")
+	f.queue("extra", false)
+	if err := f.e.Reset(func() ([]Record, error) { return saved, nil }); err != nil {
+		t.Fatal(err)
+	}
+	f.rec.recs = map[string]Record{} // the recorder is the disk: it never took them either
+	for _, r := range saved {
+		f.rec.recs[recKey(r.Kind(), r.Key())] = r
+	}
+	for q, st := range want {
+		eq(t, "stats "+q, f.stats(q, at(sec)), st)
+	}
+	if _, err := f.e.QueueGet(ctx, &stores.QueueGetParams{Name: "extra"}); !errors.Is(err, stores.ErrQueueNotFound) {
+		t.Fatalf("a queue created after the saved state survived the reset: %v", err)
+	}
+	checkInvariants(t, f.e)
+
+	// A load that fails stops the engine; a closed engine still runs load
+	// (the store fails its waiters there) and stays closed.
+	if err := f.e.Reset(func() ([]Record, error) { return nil, errors.New("unreadable") }); err == nil {
+		t.Fatal("failed load accepted")
+	}
+	if _, err := f.e.QueueList(ctx, &stores.QueueListParams{}); err == nil || f.e.Health(ctx) == nil {
+		t.Fatal("engine serves after a failed reset")
+	}
+	e := New(nil)
+	e.Close()
+	ran := false
+	if err := e.Reset(func() ([]Record, error) { ran = true; return nil, nil }); !errors.Is(err, ErrClosed) || !ran {
+		t.Fatalf("reset of a closed engine: %v, load ran %v", err, ran)
+	}
+}
