@@ -370,6 +370,9 @@ func (c *committer) failed(b *batch, cause error) {
 	if full {
 		err = fmt.Errorf("%w: embedded: disk full, nothing written: %w", stores.ErrUnavailable, cause)
 	}
+	if full && c.onFull != nil {
+		c.onFull(err) // before the operations learn of it: whoever they tell sees a degraded store
+	}
 	rerr := c.reset(func() ([]engine.Record, error) {
 		c.mu.Lock()
 		later := c.open
@@ -387,9 +390,6 @@ func (c *committer) failed(b *batch, cause error) {
 			c.fatal = fmt.Errorf("embedded: store stopped: a commit failed (%v) and the database could not be read back: %w", cause, rerr)
 		}
 		c.mu.Unlock()
-	}
-	if full && c.onFull != nil {
-		c.onFull(err)
 	}
 }
 
