@@ -181,6 +181,15 @@ func ErrMalformedRequest(msg string) *Error {
 	return sender("InvalidParameterValue", "InvalidParameterValueException", http.StatusBadRequest, msg)
 }
 
+// ErrServiceUnavailable answers a request the service cannot take for now
+// but expects to later (the embedded store's disk is full); nothing was
+// changed. It is AWS's common error for a temporary failure of the server;
+// SDKs retry it.
+func ErrServiceUnavailable() *Error {
+	return &Error{Code: "ServiceUnavailable", Type: "ServiceUnavailable", Status: http.StatusServiceUnavailable,
+		Message: "The request has failed due to a temporary failure of the server."}
+}
+
 // ErrInternal answers a failure of ours (a store that cannot be reached);
 // SDKs retry it.
 func ErrInternal() *Error {

@@ -66,6 +66,10 @@ var (
 	ErrMoveTaskRunning = errors.New("stores: move task running")
 	// ErrMoveTaskNotFound: no move task with that handle.
 	ErrMoveTaskNotFound = errors.New("stores: move task not found")
+	// ErrUnavailable: the store cannot take the operation now and changed
+	// nothing, but expects to later (a full disk). The service answers
+	// ServiceUnavailable, which SDKs retry.
+	ErrUnavailable = errors.New("stores: temporarily unavailable")
 )
 
 // Queue is a queue's stored record.

@@ -164,6 +164,9 @@ func TestJSONErrorEncoding(t *testing.T) {
 	if h := queryErrorHeader(contract.ErrInternal()); h != "InternalError;Receiver" {
 		t.Errorf("header %q", h)
 	}
+	if h := queryErrorHeader(contract.ErrServiceUnavailable()); h != "ServiceUnavailable;Receiver" {
+		t.Errorf("header %q", h)
+	}
 	// Messages are JSON-escaped, not HTML-escaped.
 	b = encodeJSONError(contract.ErrInvalidParameterValue(`a "<b>" & c`))
 	if string(b) != `{"__type":"com.amazonaws.sqs#InvalidParameterValueException","message":"a \"<b>\" & c"}` {

@@ -89,6 +89,9 @@ func (s *Service) storeErr(ctx context.Context, err error) error {
 		return contract.ErrQueueDoesNotExist()
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
+	case errors.Is(err, stores.ErrUnavailable):
+		s.log.Warn("store unavailable", "err", err)
+		return contract.ErrServiceUnavailable()
 	}
 	s.log.Error("store failure", "request_id", RequestID(ctx), "err", err)
 	return contract.ErrInternal()

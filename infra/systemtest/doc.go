@@ -2,9 +2,12 @@
 // processes over a real PostgreSQL, driven over HTTP by the AWS SDK for Go
 // v2. They check what only a deployment shows: several stateless instances
 // acting as one queue service, an instance killed mid-load, a database
-// restart under load, and bad requests leaving no partial state.
+// restart under load, and bad requests leaving no partial state. Two tests
+// run `sluice serve` on the embedded store instead: killed with SIGKILL
+// under load, and on a disk that fills up (that one mounts a tmpfs: it
+// needs root, and skips without it unless CI=true).
 //
-// The tests need DATABASE_URL (a PostgreSQL the tests may create and drop
+// The PostgreSQL tests need DATABASE_URL (a PostgreSQL the tests may create and drop
 // databases in); `make test-go` provides it through
 // infra/scripts/postgres.sh. Without it they skip, unless CI=true or
 // SLUICE_REQUIRE_POSTGRES=1, where they fail. TestPostgresRestart starts a

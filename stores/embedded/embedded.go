@@ -13,9 +13,13 @@
 // applied, whatever an operation observed was durable before it returned;
 // reads wait the same way for what they saw.
 //
-// If a commit fails the store stops (fail-stop): the failed operations and
-// every later one return the error; nothing is acknowledged that is not on
-// disk. Open loads every record and rebuilds the engine.
+// If a commit fails, bbolt rolls it back, and the store fails the operations
+// of that commit and of every change list submitted after it (they may have
+// observed its changes), rebuilds the engine from the database, and serves
+// again: nothing is acknowledged that is not on disk, and nothing is kept in
+// memory that is not. A full disk puts the store in a degraded state where
+// it refuses sends but serves everything else (see space.go). Open loads
+// every record and rebuilds the engine.
 //
 // Records are stored as JSON, or with gob when JSON would not round-trip
 // them exactly (see codec.go).
@@ -23,6 +27,7 @@ package embedded
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -40,7 +45,13 @@ import (
 // FileName is the database file inside the store's directory.
 const FileName = "sluice.db"
 
-const formatVersion = "1"
+// formatVersion 2 keeps a message's delivery state in a record of its own
+// (the deliveries bucket). Version 1 databases are read as they are and
+// marked 2 by their first commit, so that an older build, which would
+// ignore the deliveries, refuses them.
+const formatVersion = "2"
+
+var readableFormats = []string{"1", formatVersion}
 
 var (
 	metaBucket = []byte("meta")
@@ -53,18 +64,23 @@ var lockTimeout = time.Second
 
 // Store is a durable stores.Store in a directory. It is safe for concurrent
 // use; only one process (and one Store) can have a directory open at a time.
-// Every stores.Store method but Close is the engine's own; the committer
-// makes each mutation durable before the engine's call returns.
+// Every stores.Store method but Close is the engine's own, except that the
+// methods that add data are refused while the disk is full (space.go); the
+// committer makes each mutation durable before the engine's call returns.
 type Store struct {
 	*engine.Engine
-	db *bolt.DB
-	c  *committer
+	db    *bolt.DB
+	c     *committer
+	space *space
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-var _ stores.Store = (*Store)(nil)
+var (
+	_ stores.Store         = (*Store)(nil)
+	_ stores.HealthChecker = (*Store)(nil)
+)
 
 // Open opens (creating if needed) the store in dir. It fails fast, with an
 // error that says so, when another process has the directory open.
@@ -84,39 +100,62 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded: open %s: %w", path, err)
 	}
-	recs, err := initAndLoad(db)
+	format, err := initialize(db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("embedded: %s: %w", path, err)
+	}
+	recs, err := load(db)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("embedded: %s: %w", path, err)
 	}
 	c := newCommitter(db)
+	c.upgrade = format != formatVersion
 	e := engine.New(c)
 	if err := e.Restore(recs); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("embedded: %s: %w", path, err)
 	}
-	c.onFail = e.Fail
+	sp := newSpace(db, dir)
+	c.reset = e.Reset
+	c.onFull, c.check = sp.enterFull, sp.check
+	sp.start()
 	go c.loop()
-	return &Store{Engine: e, db: db, c: c}, nil
+	return &Store{Engine: e, db: db, c: c, space: sp}, nil
 }
 
 func bucketName(k engine.Kind) []byte { return []byte(k.String()) }
 
-// initAndLoad creates the buckets of a new database, checks the format of an
-// existing one, and decodes every record.
-func initAndLoad(db *bolt.DB) ([]engine.Record, error) {
-	err := db.Update(func(tx *bolt.Tx) error {
+// initialize creates the buckets of a new database and checks the format
+// of an existing one, which it leaves as it is: opening writes nothing, so
+// that a store opens on a full disk. It returns the stored format.
+func initialize(db *bolt.DB) (string, error) {
+	var format string
+	err := db.View(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(metaBucket); meta != nil {
+			format = string(meta.Get(formatKey))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if format != "" {
+		for _, f := range readableFormats {
+			if format == f {
+				return format, nil
+			}
+		}
+		return "", fmt.Errorf("unknown format %q (this build reads %q)", format, readableFormats)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists(metaBucket)
 		if err != nil {
 			return err
 		}
-		switch v := meta.Get(formatKey); {
-		case v == nil:
-			if err := meta.Put(formatKey, []byte(formatVersion)); err != nil {
-				return err
-			}
-		case string(v) != formatVersion:
-			return fmt.Errorf("unknown format %q (this build reads %q)", v, formatVersion)
+		if err := meta.Put(formatKey, []byte(formatVersion)); err != nil {
+			return err
 		}
 		for _, k := range engine.Kinds() {
 			if _, err := tx.CreateBucketIfNotExists(bucketName(k)); err != nil {
@@ -125,13 +164,20 @@ func initAndLoad(db *bolt.DB) ([]engine.Record, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
+	return formatVersion, err
+}
+
+// load decodes every record. A bucket may be missing (a database of an
+// older format): its kind has no records yet.
+func load(db *bolt.DB) ([]engine.Record, error) {
 	var recs []engine.Record
-	err = db.View(func(tx *bolt.Tx) error {
+	err := db.View(func(tx *bolt.Tx) error {
 		for _, k := range engine.Kinds() {
-			err := tx.Bucket(bucketName(k)).ForEach(func(key, v []byte) error {
+			b := tx.Bucket(bucketName(k))
+			if b == nil {
+				continue
+			}
+			err := b.ForEach(func(key, v []byte) error {
 				r := k.New()
 				if err := decode(v, r); err != nil {
 					return fmt.Errorf("decode %s record %q: %w", k, key, err)
@@ -151,11 +197,60 @@ func initAndLoad(db *bolt.DB) ([]engine.Record, error) {
 	return recs, err
 }
 
+// refuseWhenFull is the gate of the methods that add data.
+func (s *Store) refuseWhenFull() error { return s.space.fullErr() }
+
+// MessageSend is refused while the disk is full.
+func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
+	if err := s.refuseWhenFull(); err != nil {
+		return nil, err
+	}
+	return s.Engine.MessageSend(ctx, p)
+}
+
+// QueueCreate is refused while the disk is full.
+func (s *Store) QueueCreate(ctx context.Context, p *stores.QueueCreateParams) (*stores.QueueCreateResult, error) {
+	if err := s.refuseWhenFull(); err != nil {
+		return nil, err
+	}
+	return s.Engine.QueueCreate(ctx, p)
+}
+
+// MessageMove is refused while the disk is full: it writes every moved
+// message again, body included.
+func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*stores.MessageMoveResult, error) {
+	if err := s.refuseWhenFull(); err != nil {
+		return nil, err
+	}
+	return s.Engine.MessageMove(ctx, p)
+}
+
+// MoveTaskCreate is refused while the disk is full (the task would move
+// messages).
+func (s *Store) MoveTaskCreate(ctx context.Context, p *stores.MoveTaskCreateParams) error {
+	if err := s.refuseWhenFull(); err != nil {
+		return err
+	}
+	return s.Engine.MoveTaskCreate(ctx, p)
+}
+
+// Health implements stores.HealthChecker: nil while the store serves
+// everything; an error wrapping stores.ErrUnavailable while the disk is full
+// (the store serves reads, receives and deletes, refuses sends, and recovers
+// by itself when space returns); the error that stopped it otherwise.
+func (s *Store) Health(ctx context.Context) error {
+	if err := s.Engine.Health(ctx); err != nil {
+		return err
+	}
+	return s.space.fullErr()
+}
+
 // Close stops accepting operations, waits until everything applied is
-// durable, and closes the database. It returns the commit error if the store
-// had stopped because of one.
+// durable, and closes the database. It returns the error that stopped the
+// store, if one did.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.space.stop()
 		s.Engine.Close() // after this no operation can submit changes
 		cerr := s.c.stop()
 		s.closeErr = errors.Join(cerr, s.db.Close())
@@ -168,91 +263,132 @@ func (s *Store) Close() error {
 // committer writes change lists to bbolt in submission order, one
 // transaction per batch of whatever is pending.
 type committer struct {
-	db     *bolt.DB
-	onFail func(error)
+	db *bolt.DB
+	// reset rebuilds the engine from the database after a failed commit,
+	// calling its argument under the engine's lock (engine.Reset).
+	reset func(load func() ([]engine.Record, error)) error
+	// onFull is told when a commit failed for want of space; check is
+	// called before every commit.
+	onFull  func(cause error)
+	check   func()
+	upgrade bool // the stored format is older: mark it current in the next commit
 
-	mu        sync.Mutex
-	work      sync.Cond // signalled when there is something to write or to stop
-	done      sync.Cond // broadcast when durable or err changes
-	pending   [][]engine.Change
-	submitted uint64 // change lists submitted
-	durable   uint64 // change lists committed
-	err       error
-	stopping  bool
-	exited    chan struct{}
+	mu       sync.Mutex
+	work     sync.Cond // signalled when there is something to write or to stop
+	open     *batch    // collecting change lists; nil when none is pending
+	writing  *batch    // being written
+	fatal    error     // the store stopped: the engine could not be rebuilt
+	stopping bool
+	exited   chan struct{}
 
 	// counters, for tests and benchmarks
 	commits uint64
 }
 
+// batch is the change lists of one transaction. done is closed when it is
+// durable or failed (err).
+type batch struct {
+	lists [][]engine.Change
+	done  chan struct{}
+	err   error
+}
+
+func (b *batch) finish(err error) {
+	b.err = err
+	close(b.done)
+}
+
 func newCommitter(db *bolt.DB) *committer {
 	c := &committer{db: db, exited: make(chan struct{})}
 	c.work.L = &c.mu
-	c.done.L = &c.mu
 	return c
 }
 
 // Submit implements engine.Committer. It is called with the engine's lock
-// held and never blocks on I/O.
+// held and never blocks on I/O. An empty change list waits for the latest
+// batch, whose fate decides what the operation observed.
 func (c *committer) Submit(changes []engine.Change) func() error {
 	c.mu.Lock()
 	if len(changes) > 0 {
-		c.pending = append(c.pending, changes)
-		c.submitted++
+		if c.open == nil {
+			c.open = &batch{done: make(chan struct{})}
+		}
+		c.open.lists = append(c.open.lists, changes)
 		c.work.Signal()
 	}
-	target := c.submitted
-	done := c.durable >= target
+	b := c.open
+	if b == nil {
+		b = c.writing
+	}
 	c.mu.Unlock()
-	if done {
+	if b == nil {
 		return nil
 	}
-	return func() error { return c.wait(target) }
-}
-
-// wait blocks until change list number target is durable or commits failed.
-func (c *committer) wait(target uint64) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for c.durable < target && c.err == nil {
-		c.done.Wait()
+	return func() error {
+		<-b.done
+		return b.err
 	}
-	if c.durable >= target {
-		return nil
-	}
-	return c.err
 }
 
 func (c *committer) loop() {
 	defer close(c.exited)
 	for {
 		c.mu.Lock()
-		for len(c.pending) == 0 && !c.stopping {
+		for c.open == nil && !c.stopping {
 			c.work.Wait()
 		}
-		if len(c.pending) == 0 {
+		b := c.open
+		if b == nil {
 			c.mu.Unlock()
 			return
 		}
-		batch, upto := c.pending, c.submitted
-		c.pending = nil
+		c.open, c.writing = nil, b
 		c.mu.Unlock()
 
-		err := c.write(batch)
-
-		c.mu.Lock()
-		if err != nil {
-			c.err = fmt.Errorf("embedded: commit failed, store stopped: %w", err)
-			c.done.Broadcast()
-			c.mu.Unlock()
-			if c.onFail != nil {
-				c.onFail(c.err)
-			}
-			return
+		if c.check != nil {
+			c.check()
 		}
-		c.durable = upto
+		if err := c.write(b.lists); err != nil {
+			c.failed(b, err)
+			continue
+		}
+		c.mu.Lock()
+		c.writing = nil
 		c.commits++
-		c.done.Broadcast()
+		c.upgrade = false
+		c.mu.Unlock()
+		b.finish(nil)
+	}
+}
+
+// failed handles a commit that bbolt rolled back: under the engine's lock,
+// it fails that batch and everything submitted since (built on it), then
+// rebuilds the engine from what is on disk.
+func (c *committer) failed(b *batch, cause error) {
+	full := isNoSpace(cause)
+	err := fmt.Errorf("embedded: commit failed, nothing written: %w", cause)
+	if full {
+		err = fmt.Errorf("%w: embedded: disk full, nothing written: %w", stores.ErrUnavailable, cause)
+	}
+	if full && c.onFull != nil {
+		c.onFull(err) // before the operations learn of it: whoever they tell sees a degraded store
+	}
+	rerr := c.reset(func() ([]engine.Record, error) {
+		c.mu.Lock()
+		later := c.open
+		c.open, c.writing = nil, nil
+		c.mu.Unlock()
+		b.finish(err)
+		if later != nil {
+			later.finish(err)
+		}
+		return load(c.db)
+	})
+	if rerr != nil && !errors.Is(rerr, engine.ErrClosed) {
+		c.mu.Lock()
+		if c.fatal == nil {
+			c.fatal = fmt.Errorf("embedded: store stopped: a commit failed (%v) and the database could not be read back: %w", cause, rerr)
+		}
 		c.mu.Unlock()
 	}
 }
@@ -266,7 +402,7 @@ func (c *committer) stop() error {
 	<-c.exited
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.err
+	return c.fatal
 }
 
 // write commits a batch of change lists in one bbolt transaction. Within
@@ -301,10 +437,21 @@ func (c *committer) write(batch [][]engine.Change) error {
 		values[i] = v
 	}
 	return c.db.Update(func(tx *bolt.Tx) error {
+		if c.upgrade {
+			if err := tx.Bucket(metaBucket).Put(formatKey, []byte(formatVersion)); err != nil {
+				return err
+			}
+		}
 		for i, ch := range flat {
 			b := tx.Bucket(bucketName(ch.Kind))
 			if b == nil {
-				return fmt.Errorf("no bucket for %s", ch.Kind)
+				if ch.Record == nil {
+					continue // nothing to delete
+				}
+				var err error
+				if b, err = tx.CreateBucket(bucketName(ch.Kind)); err != nil {
+					return err
+				}
 			}
 			var err error
 			if ch.Record == nil {

@@ -14,7 +14,10 @@ type Store struct {
 	*engine.Engine
 }
 
-var _ stores.Store = (*Store)(nil)
+var (
+	_ stores.Store         = (*Store)(nil)
+	_ stores.HealthChecker = (*Store)(nil) // the engine's Health: nil until closed
+)
 
 // New returns an empty in-memory store.
 func New() *Store {

@@ -188,7 +188,10 @@ const maxMovePerCall = 1000
 // Pool is the store's connection pool (for tools and tests).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
+var _ stores.HealthChecker = (*Store)(nil)
+
 // Close stops the vacuumer and closes the pool.
+
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopBackground()

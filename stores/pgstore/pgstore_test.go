@@ -78,3 +78,15 @@ func newTestStore(t testing.TB) *Store {
 	dsn, schema := newSchema(t)
 	return openSchema(t, dsn, schema)
 }
+
+// Health pings the database, and fails once the store is closed.
+func TestHealth(t *testing.T) {
+	s := newTestStore(t)
+	if err := s.Health(context.Background()); err != nil {
+		t.Fatalf("health: %v", err)
+	}
+	s.Close()
+	if err := s.Health(context.Background()); err == nil {
+		t.Fatal("health of a closed store: nil")
+	}
+}

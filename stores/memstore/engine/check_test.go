@@ -54,6 +54,24 @@ func (r *recorder) records() []Record {
 	return out
 }
 
+// view is merged, as a list in key order: what the records say each
+// message is now.
+func (r *recorder) view(t testing.TB) []Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.merged(t)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]Record, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
+}
+
 // dump lists the engine's state as records.
 func dump(e *Engine) map[string]Record {
 	e.mu.Lock()
@@ -85,14 +103,42 @@ func dump(e *Engine) map[string]Record {
 	return out
 }
 
+// merged is the recorded records as the engine holds them: each message's
+// DeliveryRecord folded into its MessageRecord.
+func (r *recorder) merged(t testing.TB) map[string]Record {
+	t.Helper()
+	out := map[string]Record{}
+	for k, v := range r.recs {
+		if v.Kind() != KindDelivery {
+			out[k] = v
+		}
+	}
+	for _, v := range r.recs {
+		d, ok := v.(*DeliveryRecord)
+		if !ok {
+			continue
+		}
+		k := recKey(KindMessage, d.Key())
+		m, ok := out[k].(*MessageRecord)
+		if !ok {
+			t.Fatalf("recorded delivery state %+v of no message", d)
+		}
+		c := *m
+		c.setDelivery(d)
+		out[k] = &c
+	}
+	return out
+}
+
 // sameState fails unless the recorded records are exactly the engine's state.
 func sameState(t testing.TB, e *Engine, r *recorder) {
 	t.Helper()
 	got := dump(e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	recs := r.merged(t)
 	for k, v := range got {
-		w, ok := r.recs[k]
+		w, ok := recs[k]
 		if !ok {
 			t.Fatalf("engine has %T %s, not recorded", v, k)
 		}
@@ -100,7 +146,7 @@ func sameState(t testing.TB, e *Engine, r *recorder) {
 			t.Fatalf("engine has %+v, recorded %+v", v, w)
 		}
 	}
-	for k, v := range r.recs {
+	for k, v := range recs {
 		if _, ok := got[k]; !ok {
 			t.Fatalf("recorded %T %+v, not in engine", v, v)
 		}

@@ -76,6 +76,42 @@ func (e *Engine) Fail(err error) {
 	e.mu.Unlock()
 }
 
+// Health returns the error that stopped the engine (ErrClosed after Close),
+// or nil while it serves.
+func (e *Engine) Health(context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
+// Reset replaces the engine's whole state with the records load returns.
+// A durable store calls it after a failed commit, when the engine holds
+// changes that are not on disk. load runs under the engine's lock, so no
+// operation runs between the failure and the rebuilt state; within load the
+// store fails every operation whose changes it did not write (they may have
+// observed each other's). load runs even when the engine has stopped, so
+// that it can do that; the state is then left as it is. If load fails or
+// its records do not restore, the engine stops (as with Fail).
+func (e *Engine) Reset(load func() ([]Record, error)) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	recs, err := load()
+	if e.err != nil {
+		return e.err
+	}
+	if err != nil {
+		e.err = err
+		return err
+	}
+	fresh := New(nil)
+	if err := fresh.Restore(recs); err != nil {
+		e.err = err
+		return err
+	}
+	e.queues, e.names, e.tombs, e.tasks = fresh.queues, fresh.names, fresh.tombs, fresh.tasks
+	return nil
+}
+
 // Close makes every later operation return ErrClosed. Operations already
 // applied are not affected.
 func (e *Engine) Close() {
@@ -116,6 +152,10 @@ func (e *Engine) Restore(recs []Record) error {
 		}
 		q.next = max(q.next, cr.Next)
 	}
+	deliveries := map[string]*DeliveryRecord{}
+	for _, r := range byKind[KindDelivery] {
+		deliveries[string(r.Key())] = r.(*DeliveryRecord)
+	}
 	msgs := byKind[KindMessage]
 	slices.SortFunc(msgs, func(a, b Record) int {
 		return cmp.Compare(a.(*MessageRecord).Seq, b.(*MessageRecord).Seq)
@@ -129,8 +169,17 @@ func (e *Engine) Restore(recs []Record) error {
 		if q.msgs[mr.Message.ID] != nil {
 			return fmt.Errorf("engine: restore: repeated message %q in queue %q", mr.Message.ID, mr.Queue)
 		}
-		q.index(newMsg(*mr))
+		m := newMsg(*mr)
+		key := string(mr.Key())
+		if d := deliveries[key]; d != nil {
+			m.rec.setDelivery(d)
+			delete(deliveries, key)
+		}
+		q.index(m)
 		q.next = max(q.next, mr.Seq+1)
+	}
+	for _, d := range deliveries {
+		return fmt.Errorf("engine: restore: delivery state of no message (queue %q, position %d)", d.Queue, d.Seq)
 	}
 	for _, r := range byKind[KindDedup] {
 		dr := r.(*DedupRecord)
@@ -338,22 +387,26 @@ func (t *tx) insertMessage(q *queue, rec MessageRecord) *msg {
 	return m
 }
 
-// updateMessage changes a stored message; it is re-placed if it was placed.
-func (t *tx) updateMessage(q *queue, m *msg, fn func(r *MessageRecord)) {
+// updateDelivery changes the delivery state of a stored message, and only
+// that: what is written is its DeliveryRecord. The message is re-placed if
+// it was placed.
+func (t *tx) updateDelivery(q *queue, m *msg, fn func(d *DeliveryRecord)) {
 	placed := m.placed
 	q.unplace(m)
-	fn(&m.rec)
+	d := m.rec.delivery()
+	fn(&d)
+	m.rec.setDelivery(&d)
 	if placed {
 		q.place(m)
 	}
-	r := m.rec
-	t.put(&r)
+	t.put(&d)
 }
 
 func (t *tx) deleteMessage(q *queue, m *msg) {
 	q.unindex(m)
 	r := m.rec
 	t.del(&r)
+	t.del(&DeliveryRecord{Queue: r.Queue, Seq: r.Seq}) // a no-op if it was never delivered
 }
 
 func (q *queue) addDedup(rec *DedupRecord) {

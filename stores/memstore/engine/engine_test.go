@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 var (
@@ -1026,7 +1028,7 @@ func modelMessages(recs []Record, queue string, now time.Time) []*MessageRecord 
 
 func modelStats(f *fixture, queue string, now time.Time) stores.QueueStats {
 	var st stores.QueueStats
-	for _, m := range modelMessages(f.rec.records(), queue, now) {
+	for _, m := range modelMessages(f.rec.view(f.t), queue, now) {
 		switch {
 		case !m.VisibleAt.After(now):
 			st.Visible++
@@ -1043,7 +1045,7 @@ func modelStats(f *fixture, queue string, now time.Time) stores.QueueStats {
 // an attempt-id replay may apply (then the result is not predicted here).
 func modelClaim(f *fixture, p *stores.MessageClaimParams) (want []string, replay bool) {
 	now := p.Now
-	recs := f.rec.records()
+	recs := f.rec.view(f.t)
 	msgs := modelMessages(recs, p.QueueName, now)
 	fifo := false
 	dlqExists := false
@@ -1096,4 +1098,142 @@ func modelClaim(f *fixture, p *stores.MessageClaimParams) (want []string, replay
 		}
 	}
 	return want, replay
+}
+
+// lastChanges is a Committer that keeps the change list of the latest
+// operation.
+type lastChanges struct{ changes []Change }
+
+func (l *lastChanges) Submit(c []Change) func() error { l.changes = c; return nil }
+
+// A delivery (receive, visibility change) writes the message's delivery
+// state only, never its record with the body: on a full disk a queue can
+// still be drained.
+func TestDeliveryWritesOnlyDeliveryState(t *testing.T) {
+	l := &lastChanges{}
+	e := New(l)
+	for _, name := range []string{"std", "q.fifo"} {
+		if _, err := e.QueueCreate(ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: name, FIFO: strings.HasSuffix(name, ".fifo")}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.MessageSend(ctx, &stores.MessageSendParams{QueueName: name, Now: t0,
+			Messages: []stores.NewMessage{{ID: name + "-m", Body: strings.Repeat("b", 1000), GroupID: "g"}}}); err != nil {
+			t.Fatal(err)
+		}
+		only := func(what string) {
+			t.Helper()
+			if len(l.changes) == 0 {
+				t.Fatalf("%s %s: no change", name, what)
+			}
+			for _, c := range l.changes {
+				if c.Kind != KindDelivery && c.Kind != KindAttempt {
+					t.Fatalf("%s %s writes a %s record", name, what, c.Kind)
+				}
+			}
+		}
+		p := &stores.MessageClaimParams{QueueName: name, Max: 1, VisibilityTimeout: 30 * sec, Token: "T", Now: at(sec)}
+		if strings.HasSuffix(name, ".fifo") {
+			p.AttemptID, p.AttemptWindow = "A", time.Minute
+		}
+		res, err := e.MessageClaim(ctx, p)
+		if err != nil || len(res.Messages) != 1 {
+			t.Fatalf("claim: %v %v", res, err)
+		}
+		only("receive")
+		if _, err := e.MessageClaim(ctx, p); err != nil { // an attempt replay on FIFO, nothing on Standard
+			t.Fatal(err)
+		}
+		if _, err := e.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{QueueName: name, MessageID: name + "-m", Token: "T",
+			Timeout: time.Minute, Now: at(2 * sec)}); err != nil {
+			t.Fatal(err)
+		}
+		only("visibility change")
+		if _, err := e.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: name,
+			Receipts: []stores.Receipt{{MessageID: name + "-m", Token: "T"}}, Now: at(3 * sec)}); err != nil {
+			t.Fatal(err)
+		}
+		var kinds []Kind
+		for _, c := range l.changes {
+			if c.Record != nil {
+				t.Fatalf("delete writes %+v", c.Record)
+			}
+			kinds = append(kinds, c.Kind)
+		}
+		eq(t, "a delete removes", kinds, []Kind{KindMessage, KindDelivery})
+	}
+}
+
+// Records written before delivery state was split out hold the latest
+// delivery state in the message record, and no DeliveryRecord; they restore
+// as they were. A DeliveryRecord overrides what its message record holds.
+func TestRestoreReadsWholeMessageRecords(t *testing.T) {
+	q := &QueueRecord{Queue: stores.Queue{Name: "q", Retention: time.Hour}}
+	old := &MessageRecord{Queue: "q", Seq: rules.FirstSequence, VisibleAt: at(time.Minute), Token: "T1",
+		Message: stores.StoredMessage{ID: "old", Body: "b", SentAt: t0, ReceiveCount: 2, FirstReceivedAt: at(sec)}}
+	split := &MessageRecord{Queue: "q", Seq: rules.FirstSequence + 1, VisibleAt: t0, Message: stores.StoredMessage{ID: "new", Body: "c", SentAt: t0}}
+	d := &DeliveryRecord{Queue: "q", Seq: split.Seq, VisibleAt: at(time.Minute), Token: "T2", ReceiveCount: 1, FirstReceivedAt: at(2 * sec)}
+	e := New(nil)
+	if err := e.Restore([]Record{d, split, old, q}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.QueueStats(ctx, &stores.QueueStatsParams{Name: "q", Now: at(10 * sec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "stats", *st, stores.QueueStats{InFlight: 2})
+	outs, err := e.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: "q", Now: at(10 * sec),
+		Receipts: []stores.Receipt{{MessageID: "old", Token: "T1"}, {MessageID: "new", Token: "T2"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "receipts", outs, []stores.ReceiptOutcome{stores.ReceiptCurrent, stores.ReceiptCurrent})
+	orphan := &DeliveryRecord{Queue: "q", Seq: rules.FirstSequence + 9}
+	if err := New(nil).Restore([]Record{q, orphan}); err == nil {
+		t.Fatal("delivery state of no message restored")
+	}
+}
+
+// Reset puts the engine back to the records it is given, whatever it held:
+// what a durable store does after a commit it could not write.
+func TestResetReplacesState(t *testing.T) {
+	f := newFixture(t)
+	f.queue("std", false)
+	f.queue("q.fifo", true)
+	f.send("std", t0, "a", "b")
+	f.sendGroups("q.fifo", t0, "A1")
+	saved := f.rec.records()
+	want := map[string]stores.QueueStats{"std": f.stats("std", at(sec)), "q.fifo": f.stats("q.fifo", at(sec))}
+	// Changes the disk would not take.
+	f.send("std", t0, "c")
+	f.claimIDs("std", at(sec), 1, "T")
+	f.queue("extra", false)
+	if err := f.e.Reset(func() ([]Record, error) { return saved, nil }); err != nil {
+		t.Fatal(err)
+	}
+	f.rec.recs = map[string]Record{} // the recorder is the disk: it never took them either
+	for _, r := range saved {
+		f.rec.recs[recKey(r.Kind(), r.Key())] = r
+	}
+	for q, st := range want {
+		eq(t, "stats "+q, f.stats(q, at(sec)), st)
+	}
+	if _, err := f.e.QueueGet(ctx, &stores.QueueGetParams{Name: "extra"}); !errors.Is(err, stores.ErrQueueNotFound) {
+		t.Fatalf("a queue created after the saved state survived the reset: %v", err)
+	}
+	checkInvariants(t, f.e)
+
+	// A load that fails stops the engine; a closed engine still runs load
+	// (the store fails its waiters there) and stays closed.
+	if err := f.e.Reset(func() ([]Record, error) { return nil, errors.New("unreadable") }); err == nil {
+		t.Fatal("failed load accepted")
+	}
+	if _, err := f.e.QueueList(ctx, &stores.QueueListParams{}); err == nil || f.e.Health(ctx) == nil {
+		t.Fatal("engine serves after a failed reset")
+	}
+	e := New(nil)
+	e.Close()
+	ran := false
+	if err := e.Reset(func() ([]Record, error) { ran = true; return nil, nil }); !errors.Is(err, ErrClosed) || !ran {
+		t.Fatalf("reset of a closed engine: %v, load ran %v", err, ran)
+	}
 }

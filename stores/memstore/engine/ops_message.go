@@ -83,17 +83,17 @@ func (e *Engine) MessageClaim(ctx context.Context, p *stores.MessageClaimParams)
 		if replay := t.replay(q, p); replay != nil {
 			got, token = replay, q.attempts[p.AttemptID].rec.Token
 			for _, m := range got {
-				t.updateMessage(q, m, func(r *MessageRecord) { r.VisibleAt = t.now.Add(vt) })
+				t.updateDelivery(q, m, func(d *DeliveryRecord) { d.VisibleAt = t.now.Add(vt) })
 			}
 		} else {
 			claim := func(m *msg) {
-				t.updateMessage(q, m, func(r *MessageRecord) {
-					r.Message.ReceiveCount++
-					if r.Message.FirstReceivedAt.IsZero() {
-						r.Message.FirstReceivedAt = t.now
+				t.updateDelivery(q, m, func(d *DeliveryRecord) {
+					d.ReceiveCount++
+					if d.FirstReceivedAt.IsZero() {
+						d.FirstReceivedAt = t.now
 					}
-					r.VisibleAt = t.now.Add(vt)
-					r.Token = p.Token
+					d.VisibleAt = t.now.Add(vt)
+					d.Token = p.Token
 				})
 			}
 			if q.fifo {
@@ -284,7 +284,7 @@ func (e *Engine) MessageChangeVisibility(ctx context.Context, p *stores.MessageC
 			return nil
 		}
 		res.Earlier = until.Before(m.rec.VisibleAt)
-		t.updateMessage(q, m, func(r *MessageRecord) { r.VisibleAt = until })
+		t.updateDelivery(q, m, func(d *DeliveryRecord) { d.VisibleAt = until })
 		return nil
 	})
 	if err != nil {

@@ -20,6 +20,7 @@ const (
 	KindAttempt                   // *AttemptRecord
 	KindTask                      // *TaskRecord
 	KindTombstone                 // *TombstoneRecord
+	KindDelivery                  // *DeliveryRecord
 )
 
 var kindNames = [...]string{
@@ -30,11 +31,12 @@ var kindNames = [...]string{
 	KindAttempt:   "attempts",
 	KindTask:      "tasks",
 	KindTombstone: "tombstones",
+	KindDelivery:  "deliveries",
 }
 
 // Kinds lists every kind.
 func Kinds() []Kind {
-	return []Kind{KindQueue, KindCounter, KindMessage, KindDedup, KindAttempt, KindTask, KindTombstone}
+	return []Kind{KindQueue, KindCounter, KindMessage, KindDedup, KindAttempt, KindTask, KindTombstone, KindDelivery}
 }
 
 func (k Kind) String() string {
@@ -61,6 +63,8 @@ func (k Kind) New() Record {
 		return &TaskRecord{}
 	case KindTombstone:
 		return &TombstoneRecord{}
+	case KindDelivery:
+		return &DeliveryRecord{}
 	}
 	return nil
 }
@@ -100,12 +104,42 @@ type CounterRecord struct {
 }
 
 // MessageRecord is a message in a queue, with its delivery state.
+//
+// A store writes it once, when the message is stored (sent, or moved to
+// another queue); what a delivery changes afterwards is written as the
+// message's DeliveryRecord, so that a receive writes a few dozen bytes
+// whatever the size of the body. The delivery state in a MessageRecord is
+// the one it was stored with (or, in records written before deliveries were
+// split out, the latest); a DeliveryRecord under the same key overrides it.
 type MessageRecord struct {
 	Queue     string
 	Seq       uint64    // position in the queue; see CounterRecord
 	VisibleAt time.Time // receivable from this instant on
 	Token     string    // the token of the latest delivery; empty if never delivered here
 	Message   stores.StoredMessage
+}
+
+// DeliveryRecord is the delivery state of a stored message: everything a
+// receive or a visibility change modifies. Its key is its message's.
+type DeliveryRecord struct {
+	Queue           string
+	Seq             uint64
+	VisibleAt       time.Time
+	Token           string
+	ReceiveCount    int
+	FirstReceivedAt time.Time
+}
+
+// delivery is the delivery state r holds.
+func (r *MessageRecord) delivery() DeliveryRecord {
+	return DeliveryRecord{Queue: r.Queue, Seq: r.Seq, VisibleAt: r.VisibleAt, Token: r.Token,
+		ReceiveCount: r.Message.ReceiveCount, FirstReceivedAt: r.Message.FirstReceivedAt}
+}
+
+// setDelivery makes d the delivery state of r (d belongs to r's message).
+func (r *MessageRecord) setDelivery(d *DeliveryRecord) {
+	r.VisibleAt, r.Token = d.VisibleAt, d.Token
+	r.Message.ReceiveCount, r.Message.FirstReceivedAt = d.ReceiveCount, d.FirstReceivedAt
 }
 
 // DedupRecord is a FIFO deduplication marker.
@@ -147,6 +181,7 @@ func (*DedupRecord) Kind() Kind     { return KindDedup }
 func (*AttemptRecord) Kind() Kind   { return KindAttempt }
 func (*TaskRecord) Kind() Kind      { return KindTask }
 func (*TombstoneRecord) Kind() Kind { return KindTombstone }
+func (*DeliveryRecord) Kind() Kind  { return KindDelivery }
 
 func (r *QueueRecord) Key() []byte     { return []byte(r.Queue.Name) }
 func (r *CounterRecord) Key() []byte   { return []byte(r.Queue) }
@@ -155,9 +190,12 @@ func (r *TombstoneRecord) Key() []byte { return []byte(r.Name) }
 
 // Key of a message: the queue name, then the big-endian sequence number, so
 // that new messages append at the end of a queue's key range.
-func (r *MessageRecord) Key() []byte {
-	k := appendPart(nil, r.Queue)
-	return binary.BigEndian.AppendUint64(k, r.Seq)
+func (r *MessageRecord) Key() []byte { return messageKey(r.Queue, r.Seq) }
+
+func (r *DeliveryRecord) Key() []byte { return messageKey(r.Queue, r.Seq) }
+
+func messageKey(queue string, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(appendPart(nil, queue), seq)
 }
 
 func (r *DedupRecord) Key() []byte {
