@@ -139,6 +139,12 @@ func ErrInvalidMessageContents() *Error {
 		"Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF")
 }
 
+// ErrRequestThrottled is SQS's throttling error (code and shape
+// RequestThrottled, 400, sender fault); the SDKs retry it with backoff.
+func ErrRequestThrottled(msg string) *Error {
+	return sender("RequestThrottled", "RequestThrottled", http.StatusBadRequest, msg)
+}
+
 func ErrOverLimit(msg string) *Error {
 	return sender("OverLimit", "OverLimit", http.StatusForbidden, msg)
 }

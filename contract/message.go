@@ -39,6 +39,32 @@ func ValidBody(s string) bool {
 	return true
 }
 
+// Printable is s for an error message: each run of bytes or characters
+// ValidBody refuses becomes one U+FFFD, so that both protocols echo the
+// same text (a lone surrogate is one JSON escape but three bytes on the
+// Query protocol) and no encoder has to repair it.
+func Printable(s string) string {
+	if ValidBody(s) {
+		return s
+	}
+	var b strings.Builder
+	bad := false
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		if r == utf8.RuneError && size == 1 || !validRune(r) {
+			if !bad {
+				b.WriteRune(utf8.RuneError)
+			}
+			bad = true
+			continue
+		}
+		bad = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 func validRune(r rune) bool {
 	return r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
 }
@@ -83,7 +109,7 @@ func ValidateMessageAttributes(attrs map[string]MessageAttributeValue, system bo
 	for name, v := range attrs {
 		if system {
 			if name != MsgAttrAWSTraceHeader {
-				return 0, ErrInvalidParameterValue("Message system attribute name '" + name + "' is invalid.")
+				return 0, ErrInvalidParameterValue("Message system attribute name '" + Printable(name) + "' is invalid.")
 			}
 			if v.DataType != "String" {
 				return 0, ErrInvalidParameterValue("Message (system) attribute 'AWSTraceHeader' must have DataType String.")
@@ -95,7 +121,10 @@ func ValidateMessageAttributes(attrs map[string]MessageAttributeValue, system bo
 			return 0, ErrInvalidParameterValue("The message attribute '" + name + "' must contain non-empty message attribute type.")
 		}
 		base := BaseDataType(v.DataType)
-		if base != "String" && base != "Number" && base != "Binary" || len(v.DataType) > MaxAttributeNameLength {
+		// The data type has the body's character rules (a custom label is
+		// free text): a digest over bytes that are not text could not be
+		// delivered unchanged.
+		if base != "String" && base != "Number" && base != "Binary" || len(v.DataType) > MaxAttributeNameLength || !ValidBody(v.DataType) {
 			return 0, ErrInvalidParameterValue("The message attribute '" + name + "' has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String.")
 		}
 		if len(v.StringListValues) > 0 || len(v.BinaryListValues) > 0 {
@@ -128,7 +157,7 @@ func ValidateMessageAttributes(attrs map[string]MessageAttributeValue, system bo
 
 func validAttributeName(name string) *Error {
 	bad := func(reason string) *Error {
-		return ErrInvalidParameterValue("Message (user) attribute name '" + name + "' is invalid. " + reason)
+		return ErrInvalidParameterValue("Message (user) attribute name '" + Printable(name) + "' is invalid. " + reason)
 	}
 	if name == "" || len(name) > MaxAttributeNameLength {
 		return bad("The attribute name must be between 1 and 256 characters long.")
@@ -144,6 +173,12 @@ func validAttributeName(name string) *Error {
 		if !attrNameRune(r) {
 			return bad("The attribute name can contain only letters, digits, underscore (_), hyphen (-), and period (.).")
 		}
+	}
+	// Beyond ASCII a name must still be text: bytes that are not UTF-8 would
+	// be digested raw and delivered repaired, under a digest that no longer
+	// matches.
+	if !ValidBody(name) {
+		return bad("The attribute name can contain only A-Z, a-z, 0-9, underscore (_), hyphen (-), and period (.).")
 	}
 	return nil
 }

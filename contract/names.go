@@ -105,3 +105,13 @@ func ParseQueueARN(arn string) (region, accountID, name string, ok bool) {
 	}
 	return parts[3], parts[4], parts[5], true
 }
+
+// ValidQueueNamePrefix checks a ListQueues QueueNamePrefix: no queue name is
+// longer than MaxQueueNameLength, so neither is a prefix. The value is not
+// echoed: it may be as long as the request.
+func ValidQueueNamePrefix(prefix string) *Error {
+	if len(prefix) > MaxQueueNameLength {
+		return ErrInvalidParameterValue(fmt.Sprintf("Value for parameter QueueNamePrefix is invalid. Reason: Queue name prefix must be at most %d characters.", MaxQueueNameLength))
+	}
+	return nil
+}

@@ -50,9 +50,15 @@ type Config struct {
 	// default.
 	QueueCacheTTL time.Duration
 	MoveTaskStep  time.Duration
-	// MaxBodyBytes caps request bodies; zero means
-	// httpapi.DefaultMaxBodyBytes.
+	// MaxBodyBytes caps request bodies; zero means the cap of each
+	// protocol (contract.MaxJSONRequestBytes, contract.MaxQueryRequestBytes).
 	MaxBodyBytes int64
+	// BodyMemory bounds what all request bodies in flight hold together;
+	// zero means httpapi.DefaultBodyMemory.
+	BodyMemory int64
+	// BodyTimeout bounds how long a request body may take to arrive; zero
+	// means httpapi.DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// Wakeups names the transport that carries wake-ups between instances
 	// (stores/wake): "local" for none (this process is the only instance),
 	// or a URL a linked transport registered (postgres://... for
@@ -108,6 +114,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxBodyBytes < 0 {
 		return fmt.Errorf("bad max body bytes %d", c.MaxBodyBytes)
+	}
+	if c.BodyMemory < 0 {
+		return fmt.Errorf("bad body memory %d", c.BodyMemory)
+	}
+	if c.BodyTimeout < 0 {
+		return fmt.Errorf("bad body timeout %s", c.BodyTimeout)
 	}
 	if c.Wakeups != "" && c.Wakeups != wake.Local && !strings.Contains(c.Wakeups, "://") {
 		return fmt.Errorf("bad wake-ups %q: use %s or a transport URL such as postgres://...", c.Wakeups, wake.Local)
@@ -213,6 +225,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	m.watch(svc, hub, depth)
 	sqs := httpapi.NewHandler(svc, httpapi.Options{Logger: logger, MaxBodyBytes: cfg.MaxBodyBytes,
+		BodyMemory: cfg.BodyMemory, BodyTimeout: cfg.BodyTimeout,
 		RequestLogLevel: cfg.RequestLogLevel, Observe: m.observeRequest})
 	a.handler = a.routes(sqs, a.metricsHere)
 	if d, ok := raw.(stores.Describer); ok {

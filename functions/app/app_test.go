@@ -91,6 +91,8 @@ func TestValidate(t *testing.T) {
 		"base URL user":  {BaseURL: "http://u:p@h"},
 		"move-task step": {MoveTaskStep: -time.Second},
 		"max body bytes": {MaxBodyBytes: -1},
+		"body memory":    {BodyMemory: -1},
+		"body timeout":   {BodyTimeout: -time.Second},
 		"wake-ups":       {Wakeups: "inproc"},
 	}
 	for name, c := range bad {

@@ -72,12 +72,52 @@ func testBadInput(t *testing.T, s suite) {
 			{QueueUrl: url, MessageBody: str("x"), DelaySeconds: i64(901)},
 			{QueueUrl: url, MessageBody: str("\x00")},
 			{QueueUrl: url, MessageBody: str("x"), MessageAttributes: map[string]contract.MessageAttributeValue{"a": strAttr("")}},
+			// Names, types and values that are not text: stored, they
+			// would be delivered repaired under the digest of the raw bytes.
+			{QueueUrl: url, MessageBody: str("x"), MessageAttributes: map[string]contract.MessageAttributeValue{"a\xff": strAttr("v")}},
+			{QueueUrl: url, MessageBody: str("x"), MessageAttributes: map[string]contract.MessageAttributeValue{"a\uffff": strAttr("v")}},
+			{QueueUrl: url, MessageBody: str("x"), MessageAttributes: map[string]contract.MessageAttributeValue{"a": {DataType: "String.\xff", StringValue: str("v")}}},
+			{QueueUrl: url, MessageBody: str("x"), MessageAttributes: map[string]contract.MessageAttributeValue{"a": strAttr("\xed\xa0\x80")}},
 		} {
 			if _, err := e.svc.SendMessage(e.op(), in); err == nil {
 				e.t.Errorf("SendMessage %+v accepted", in)
 			}
 		}
 		e.wantCounts(url, 0, 0, 0)
+	})
+
+	s.test(t, "NonASCIIAttributesKeepTheirDigest", func(e *env) {
+		// Text beyond ASCII is accepted and delivered byte for byte, so the
+		// digest of the send is the digest of what is delivered.
+		url := e.create("q", nil)
+		attrs := map[string]contract.MessageAttributeValue{
+			"caf\u00e9":    {DataType: "String.\u00e9t\u00e9", StringValue: str("\U0001F600 \u00fc")},
+			"\u65e5\u672c": strAttr("\u8a9e"),
+		}
+		sent := e.sendIn(&contract.SendMessageInput{QueueUrl: url, MessageBody: str("m"), MessageAttributes: attrs})
+		if want := md5OfAttributes(attrs); sent.MD5OfMessageAttributes != want {
+			e.t.Errorf("send MD5OfMessageAttributes = %s, want %s", sent.MD5OfMessageAttributes, want)
+		}
+		got := e.receive(&contract.ReceiveMessageInput{QueueUrl: url, MessageAttributeNames: []string{"All"}})
+		if len(got) != 1 {
+			e.t.Fatalf("received %d, want 1", len(got))
+		}
+		if !attrsEqual(got[0].MessageAttributes, attrs) || got[0].MD5OfMessageAttributes != sent.MD5OfMessageAttributes ||
+			md5OfAttributes(got[0].MessageAttributes) != sent.MD5OfMessageAttributes {
+			e.t.Errorf("delivered %s (MD5 %s), sent %s (MD5 %s)", fmtAttrs(got[0].MessageAttributes), got[0].MD5OfMessageAttributes,
+				fmtAttrs(attrs), sent.MD5OfMessageAttributes)
+		}
+	})
+
+	s.test(t, "ListQueuesLongPrefix", func(e *env) {
+		e.create("q", nil)
+		_, err := e.svc.ListQueues(e.op(), &contract.ListQueuesInput{QueueNamePrefix: repeat("q", contract.MaxQueueNameLength+1)})
+		wantErrCode(e.t, err, "InvalidParameterValue", 400)
+		out, err := e.svc.ListQueues(e.op(), &contract.ListQueuesInput{QueueNamePrefix: repeat("q", contract.MaxQueueNameLength)})
+		wantOK(e.t, err, "ListQueues with an 80-character prefix")
+		if out != nil && len(out.QueueUrls) != 0 {
+			e.t.Errorf("ListQueues = %q, want none", out.QueueUrls)
+		}
 	})
 
 	s.test(t, "DeleteAndChangeBatches", func(e *env) {

@@ -77,7 +77,13 @@ func FuzzQueryDecode(f *testing.F) {
 	f.Add("a.b.c.d.e.f.g.h.i.j=1&.=2&..=3")
 	f.Fuzz(func(t *testing.T, body string) {
 		v, _ := url.ParseQuery(body) // keeps what parsed, as the handler would refuse the rest
-		form := newQueryForm(v)
+		form, err := newQueryForm(v)
+		if err != nil {
+			if ce, ok := err.(*contract.Error); !ok || ce.Status != 400 || ce.Code == "" {
+				t.Fatalf("form: bad error %#v", err)
+			}
+			return
+		}
 		for _, name := range Actions() {
 			op := operations[name]
 			in := op.newInput()

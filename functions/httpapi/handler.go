@@ -17,7 +17,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -29,23 +28,26 @@ import (
 	"github.com/sluicehq/sluice/functions/service"
 )
 
-// DefaultMaxBodyBytes caps a request body: a batch carries up to 1 MiB of
-// message, and binary attributes travel base64-encoded (and, on the Query
-// protocol, percent-encoded on top), so 8 MiB leaves ample room.
-const DefaultMaxBodyBytes = 8 << 20
-
 // Options configure the handler.
 type Options struct {
 	// Logger receives request logs (debug) and internal errors (error).
 	// Nil means slog.Default().
 	Logger *slog.Logger
-	// MaxBodyBytes caps the request body; 0 means DefaultMaxBodyBytes.
+	// MaxBodyBytes caps a request body; 0 means the cap of its protocol,
+	// contract.MaxJSONRequestBytes or contract.MaxQueryRequestBytes.
 	MaxBodyBytes int64
 	// RequestLogLevel is the level of the one line logged per request; nil
 	// means debug (see observe.go).
 	RequestLogLevel slog.Leveler
 	// Observe, when set, is told about every request once it is answered.
 	Observe func(*RequestInfo)
+	// BodyMemory bounds the bytes all request bodies in flight may hold
+	// together; beyond it requests are throttled (RequestThrottled). 0 means
+	// DefaultBodyMemory.
+	BodyMemory int64
+	// BodyTimeout bounds how long a request body may take to arrive; 0
+	// means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 }
 
 type handler struct {
@@ -55,21 +57,28 @@ type handler struct {
 	ops      map[string]*operation
 	reqLevel slog.Leveler
 	observe  func(*RequestInfo)
+
+	budget      *bodyBudget
+	bodyTimeout time.Duration
 }
 
 // NewHandler returns the http.Handler that serves the SQS API of svc over
 // both protocols.
 func NewHandler(svc *service.Service, opts Options) http.Handler {
 	h := &handler{svc: svc, log: opts.Logger, max: opts.MaxBodyBytes, ops: operations,
-		reqLevel: opts.RequestLogLevel, observe: opts.Observe}
+		reqLevel: opts.RequestLogLevel, observe: opts.Observe,
+		budget: &bodyBudget{max: opts.BodyMemory}, bodyTimeout: opts.BodyTimeout}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
 	if h.reqLevel == nil {
 		h.reqLevel = slog.LevelDebug
 	}
-	if h.max <= 0 {
-		h.max = DefaultMaxBodyBytes
+	if h.budget.max <= 0 {
+		h.budget.max = DefaultBodyMemory
+	}
+	if h.bodyTimeout <= 0 {
+		h.bodyTimeout = DefaultBodyTimeout
 	}
 	return h
 }
@@ -119,6 +128,8 @@ type exchange struct {
 	// queue and errCode are for the request log and metrics.
 	queue   string
 	errCode string
+	// held is what the body holds of the handler's budget.
+	held int64
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -141,7 +152,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.done()
 	}()
 
-	r.Body = http.MaxBytesReader(w, r.Body, h.max)
+	defer func() { h.budget.give(x.held) }()
 	ctx := service.WithRequestID(service.WithRequestBase(r.Context(), requestBase(r)), x.id)
 	if h := r.Header.Get("X-Amzn-Trace-Id"); h != "" {
 		ctx = service.WithTraceHeader(ctx, h)
@@ -216,29 +227,6 @@ func errStatus(e *contract.Error) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
-}
-
-// readBody reads the whole (size-limited) request body.
-func (x *exchange) readBody() ([]byte, *contract.Error) {
-	if x.r.Body == nil {
-		return nil, nil
-	}
-	b, err := io.ReadAll(x.r.Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, errRequestTooLarge(mbe.Limit)
-		}
-		return nil, contract.ErrMalformedRequest("The request body could not be read.")
-	}
-	return b, nil
-}
-
-// errRequestTooLarge answers a body over the handler's cap.
-func errRequestTooLarge(limit int64) *contract.Error {
-	return &contract.Error{Code: "RequestEntityTooLarge", Type: "RequestEntityTooLarge",
-		Status: http.StatusRequestEntityTooLarge, Sender: true,
-		Message: fmt.Sprintf("The request body must be at most %d bytes.", limit)}
 }
 
 // requestBase is scheme://host of the request as the client addressed it.

@@ -46,7 +46,7 @@ func decodeJSON(body []byte, in any) *contract.Error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(body, in); err != nil {
+	if err := json.Unmarshal(markInvalidText(body), in); err != nil {
 		return jsonDecodeError(err)
 	}
 	return nil

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -38,8 +40,13 @@ func (x *exchange) serveQuery(ctx context.Context) {
 		x.fail(contract.ErrInvalidAction(action))
 		return
 	}
+	f, err := newQueryForm(values)
+	if err != nil {
+		x.fail(err)
+		return
+	}
 	in := op.newInput()
-	if err := op.fromQuery(newQueryForm(values), in); err != nil {
+	if err := op.fromQuery(f, in); err != nil {
 		x.fail(err)
 		return
 	}
@@ -96,7 +103,11 @@ type qnode struct {
 	kids map[string]*qnode
 }
 
-func newQueryForm(values url.Values) *queryForm {
+// newQueryForm builds the tree of a request's parameters. A name part of
+// digits is a list index (no member of the model is named with digits), and
+// one that is not 1 to 2147483647 written plainly is refused: dropped, an
+// attribute would be missing from the digest the client computed.
+func newQueryForm(values url.Values) (*queryForm, error) {
 	root := &qnode{}
 	for key, vals := range values {
 		if len(vals) == 0 {
@@ -108,6 +119,13 @@ func newQueryForm(values url.Values) *queryForm {
 		}
 		n := root
 		for i, p := range parts {
+			if isDigits(p) {
+				if _, ok := listIndex(p); !ok {
+					return nil, contract.ErrInvalidParameterValue(fmt.Sprintf(
+						"The parameter %s has the list index %s; an index is an integer from 1 to %d without leading zeros.",
+						contract.Printable(key), p, math.MaxInt32))
+				}
+			}
 			c := n.kids[p]
 			if c == nil {
 				if n.kids == nil {
@@ -120,7 +138,7 @@ func newQueryForm(values url.Values) *queryForm {
 		}
 		n.val, n.has = vals[0], true
 	}
-	return &queryForm{root: root}
+	return &queryForm{root: root}, nil
 }
 
 // get returns the node of a parameter name (or prefix), nil when absent.
@@ -187,19 +205,29 @@ func (n *qnode) items() []*qnode {
 	return out
 }
 
-// listIndex parses a list element number: a positive decimal integer
+// listIndex parses a list element number: a positive decimal int32
 // without sign or leading zeros.
 func listIndex(s string) (int, bool) {
-	if s == "" || len(s) > 9 || s[0] == '0' {
+	if !isDigits(s) || s[0] == '0' {
 		return 0, false
+	}
+	i, err := strconv.ParseInt(s, 10, 32)
+	if err != nil {
+		return 0, false
+	}
+	return int(i), true
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
 	}
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return 0, false
+			return false
 		}
 	}
-	i, _ := strconv.Atoi(s)
-	return i, true
+	return true
 }
 
 // strings returns the values of a flattened list of strings.
@@ -260,17 +288,14 @@ func (n *qnode) attrMap() (map[string]contract.MessageAttributeValue, error) {
 	return m, nil
 }
 
-// decodeBase64 decodes a blob parameter. An empty value is an empty,
-// non-nil slice, so that "sent but empty" stays distinct from "not sent".
+// decodeBase64 decodes a blob parameter, padded standard base64 as the JSON
+// protocol takes it. An empty value is an empty, non-nil slice, so that
+// "sent but empty" stays distinct from "not sent".
 func decodeBase64(n *qnode) ([]byte, error) {
 	s := n.val
 	d, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		// Be lenient with unpadded input.
-		var err2 error
-		if d, err2 = base64.RawStdEncoding.DecodeString(strings.TrimRight(s, "=")); err2 != nil {
-			return nil, contract.ErrInvalidValue(s, n.path, "Must be base64-encoded binary data.")
-		}
+		return nil, contract.ErrInvalidValue(contract.Printable(s), n.path, "Must be base64-encoded binary data.")
 	}
 	if d == nil {
 		d = []byte{}

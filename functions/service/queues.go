@@ -322,6 +322,9 @@ func checkMaxResults(v *int64) (int, error) {
 }
 
 func (s *Service) ListQueues(ctx context.Context, in *contract.ListQueuesInput) (*contract.ListQueuesOutput, error) {
+	if err := contract.ValidQueueNamePrefix(in.QueueNamePrefix); err != nil {
+		return nil, err
+	}
 	max, err := checkMaxResults(in.MaxResults)
 	if err != nil {
 		return nil, err

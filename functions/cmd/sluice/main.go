@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/functions/app"
+	"github.com/sluicehq/sluice/functions/httpapi"
 	"github.com/sluicehq/sluice/stores/registry"
 	"github.com/sluicehq/sluice/stores/wake"
 )
@@ -60,6 +61,9 @@ Flags of serve (the environment variable sets the default):
   --base-url URL        SLUICE_BASE_URL         scheme://host[:port] of queue URLs (default: the host each
                                                 request was sent to)
   --shutdown-timeout D  SLUICE_SHUTDOWN_TIMEOUT how long to let requests finish on SIGTERM/SIGINT (default 30s)
+  --body-memory BYTES   SLUICE_BODY_MEMORY      what all request bodies in flight may hold together; beyond it
+                                                requests get RequestThrottled (default 100663296, 96 MiB)
+  --body-timeout D      SLUICE_BODY_TIMEOUT     how long a request body may take to arrive (default 30s)
   --log-level LEVEL     SLUICE_LOG_LEVEL        debug, info, warn or error (default info)
   --log-format FORMAT   SLUICE_LOG_FORMAT       text or json (default text)
   --request-log-level LEVEL  (SLUICE_REQUEST_LOG_LEVEL)
@@ -273,6 +277,18 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fs.IntVar(&c.cfg.MetricsMaxQueues, "metrics-max-queues", maxQueues, "queues whose depths /metrics reports")
+	bodyMemory, err := strconv.ParseInt(env("SLUICE_BODY_MEMORY", strconv.Itoa(httpapi.DefaultBodyMemory)), 10, 64)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice serve: bad SLUICE_BODY_MEMORY: %v\n", err)
+		return 2
+	}
+	fs.Int64Var(&c.cfg.BodyMemory, "body-memory", bodyMemory, "bytes all request bodies in flight may hold")
+	bodyTimeout, err := time.ParseDuration(env("SLUICE_BODY_TIMEOUT", httpapi.DefaultBodyTimeout.String()))
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice serve: bad SLUICE_BODY_TIMEOUT: %v\n", err)
+		return 2
+	}
+	fs.DurationVar(&c.cfg.BodyTimeout, "body-timeout", bodyTimeout, "how long a request body may take to arrive")
 	if ok, code := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -310,16 +326,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		logger.Error("cannot listen", "addr", c.addr, "err", err)
 		return 1
 	}
-	srv := &http.Server{
-		Handler:           a.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       2 * time.Minute,
-		// Long polls last up to 20 seconds; leave ample room.
-		WriteTimeout: 2 * time.Minute,
-		IdleTimeout:  2 * time.Minute,
-		ErrorLog:     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		BaseContext:  func(net.Listener) context.Context { return ctx },
-	}
+	srv := newServer(ctx, a.Handler(), c.cfg.BodyTimeout, logger)
 	// Shutdown closes the listeners first, then runs this: waiting long
 	// polls end with what they have and in-flight requests can finish.
 	srv.RegisterOnShutdown(a.Shutdown)
@@ -383,6 +390,37 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	logger.Info("stopped")
 	return code
+}
+
+// Limits of the HTTP server itself, below the handler.
+const (
+	// maxHeaderBytes bounds the request line and headers: SDK requests
+	// carry a few hundred bytes of headers (SigV4 included). A Query request
+	// sent as GET carries its parameters in the URL and so counts here too;
+	// the SDKs POST them. Beyond it net/http answers 431 in plain text
+	// itself, before any handler runs.
+	maxHeaderBytes    = 64 << 10
+	readHeaderTimeout = 10 * time.Second
+)
+
+// newServer is the HTTP server of serve. The handler bounds each body in
+// time (bodyTimeout); ReadTimeout is only the backstop over headers and
+// body together.
+func newServer(ctx context.Context, h http.Handler, bodyTimeout time.Duration, logger *slog.Logger) *http.Server {
+	if bodyTimeout <= 0 {
+		bodyTimeout = httpapi.DefaultBodyTimeout
+	}
+	return &http.Server{
+		Handler:           h,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readHeaderTimeout + bodyTimeout,
+		// Long polls last up to 20 seconds; leave ample room.
+		WriteTimeout: 2 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
+		ErrorLog:     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		BaseContext:  func(net.Listener) context.Context { return ctx },
+	}
 }
 
 func closeApp(a *app.App, logger *slog.Logger) {

@@ -65,6 +65,9 @@ func TestServeRejectsBadFlags(t *testing.T) {
 		{"serve", "--log-level", "loud"},
 		{"serve", "--log-format", "xml"},
 		{"serve", "--shutdown-timeout", "0s"},
+		{"serve", "--body-memory", "-1"},
+		{"serve", "--body-memory", "lots"},
+		{"serve", "--body-timeout", "-1s"},
 		{"serve", "--nope"},
 		{"serve", "extra"},
 	} {
@@ -260,5 +263,43 @@ func TestServeBaseURL(t *testing.T) {
 	code, body := queryGet(t, base, url.Values{"Action": {"CreateQueue"}, "QueueName": {"q2"}})
 	if code != 200 || !bytes.Contains(body, []byte("<QueueUrl>https://sqs.example.com/123456789012/q2</QueueUrl>")) {
 		t.Errorf("CreateQueue: %d %s", code, body)
+	}
+}
+
+// TestServeHeaderLimit: the server's header limit is the deliberate 64 KiB,
+// not net/http's 1 MiB default. Past it net/http answers 431 itself, in
+// plain text: no handler runs.
+func TestServeHeaderLimit(t *testing.T) {
+	_, base, _ := startServer(t, "--store", "mem://")
+	get := func(header int) int {
+		req, _ := http.NewRequest(http.MethodGet, base+"/?Action=ListQueues", nil)
+		req.Header.Set("X-Padding", strings.Repeat("p", header))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(32 << 10); code != 200 {
+		t.Errorf("32 KiB of headers: %d, want 200", code)
+	}
+	if code := get(128 << 10); code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("128 KiB of headers: %d, want 431", code)
+	}
+}
+
+// TestServeBodyMemory: --body-memory reaches the handler's budget.
+func TestServeBodyMemory(t *testing.T) {
+	_, base, _ := startServer(t, "--store", "mem://", "--body-memory", "64")
+	resp, err := http.Post(base+"/", "application/x-www-form-urlencoded",
+		strings.NewReader("Action=CreateQueue&QueueName="+strings.Repeat("q", 70)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !bytes.Contains(b, []byte("<Code>RequestThrottled</Code>")) {
+		t.Errorf("a body past --body-memory: %d %s", resp.StatusCode, b)
 	}
 }

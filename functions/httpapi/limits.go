@@ -1,0 +1,165 @@
+package httpapi
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/sluicehq/sluice/contract"
+)
+
+// Request bodies are bounded three ways: each by what its protocol can
+// legally carry (contract.MaxJSONRequestBytes, contract.MaxQueryRequestBytes),
+// all of them together by a memory budget (beyond it a request is throttled
+// the way SQS throttles, and the SDKs back off and retry), and in time (a
+// body that trickles in is cut off).
+
+const (
+	// DefaultBodyMemory is the budget of all request bodies in flight:
+	// about sixteen of the largest legal JSON batches.
+	DefaultBodyMemory = 96 << 20
+	// DefaultBodyTimeout is how long a request body may take to arrive.
+	DefaultBodyTimeout = 30 * time.Second
+	// bodyChunk is the step in which a body of unknown length (chunked)
+	// reserves budget as it arrives.
+	bodyChunk = 64 << 10
+)
+
+// bodyBudget counts the bytes that request bodies in flight hold.
+type bodyBudget struct {
+	mu   sync.Mutex
+	max  int64
+	used int64
+}
+
+// take reserves n bytes, or reports that they are not available.
+func (b *bodyBudget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.max {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+func (b *bodyBudget) give(n int64) {
+	if n == 0 {
+		return
+	}
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+}
+
+// bodyCap is the cap of a request body on the request's protocol.
+func (h *handler) bodyCap(p protocol) int64 {
+	if h.max > 0 {
+		return h.max
+	}
+	if p == protoJSON {
+		return contract.MaxJSONRequestBytes
+	}
+	return contract.MaxQueryRequestBytes
+}
+
+// readBody reads the whole request body within its cap, the budget and the
+// body timeout. What it reserves is given back when the request ends. A
+// body it refuses is not read any further: the connection closes after the
+// answer (net/http would otherwise try to read the rest before answering).
+func (x *exchange) readBody() ([]byte, *contract.Error) {
+	b, err := x.readBodyWithin()
+	if err != nil {
+		x.w.Header().Set("Connection", "close")
+	}
+	return b, err
+}
+
+func (x *exchange) readBodyWithin() ([]byte, *contract.Error) {
+	r := x.r
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	limit := x.h.bodyCap(x.proto)
+	if r.ContentLength > limit {
+		// Refused before a byte of it is read; the server then closes the
+		// connection rather than read it.
+		return nil, errRequestTooLarge(limit)
+	}
+	rc := http.NewResponseController(x.w)
+	if rc.SetReadDeadline(time.Now().Add(x.h.bodyTimeout)) == nil {
+		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
+	}
+	body := http.MaxBytesReader(x.w, r.Body, limit)
+	if r.ContentLength >= 0 {
+		// The declared length is reserved before it is read.
+		if !x.reserve(r.ContentLength) {
+			return nil, errThrottled()
+		}
+		buf := make([]byte, r.ContentLength)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return nil, x.bodyError(err)
+		}
+		return buf, nil
+	}
+	// A body of unknown length reserves each chunk before reading it.
+	var chunks [][]byte
+	for {
+		if !x.reserve(bodyChunk) {
+			return nil, errThrottled()
+		}
+		c := make([]byte, bodyChunk)
+		n, err := io.ReadFull(body, c)
+		chunks = append(chunks, c[:n])
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return bytes.Join(chunks, nil), nil
+		}
+		if err != nil {
+			return nil, x.bodyError(err)
+		}
+	}
+}
+
+func (x *exchange) bodyError(err error) *contract.Error {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return errRequestTooLarge(mbe.Limit)
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return errBodyTimeout(x.h.bodyTimeout)
+	}
+	return contract.ErrMalformedRequest("The request body could not be read.")
+}
+
+// reserve takes n more bytes of the budget for this request.
+func (x *exchange) reserve(n int64) bool {
+	if !x.h.budget.take(n) {
+		return false
+	}
+	x.held += n
+	return true
+}
+
+// errRequestTooLarge answers a body over the handler's cap.
+func errRequestTooLarge(limit int64) *contract.Error {
+	return &contract.Error{Code: "RequestEntityTooLarge", Type: "RequestEntityTooLarge",
+		Status: http.StatusRequestEntityTooLarge, Sender: true,
+		Message: fmt.Sprintf("The request body must be at most %d bytes.", limit)}
+}
+
+// errThrottled answers a body the budget cannot hold now.
+func errThrottled() *contract.Error {
+	return contract.ErrRequestThrottled("Too many request bodies are in flight; retry the request later.")
+}
+
+// errBodyTimeout answers a body that did not arrive in time. RequestTimeout
+// is a code the SDKs retry.
+func errBodyTimeout(d time.Duration) *contract.Error {
+	return &contract.Error{Code: "RequestTimeout", Type: "RequestTimeout", Status: http.StatusBadRequest, Sender: true,
+		Message: fmt.Sprintf("The request body was not received within %s.", d)}
+}
