@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -257,8 +261,8 @@ func tmpfs(t *testing.T, size int) string {
 // TestEmbeddedDiskFull runs `sluice serve` on the embedded store on a small
 // disk and fills it: sends then fail with ServiceUnavailable (HTTP 503)
 // after the SDK's retries, everything else serves (ListQueues, receives,
-// deletes), and once the disk has room again the same process takes sends
-// by itself.
+// deletes, and the redelivery of messages whose receive answer was lost),
+// and once the disk has room again the same process takes sends by itself.
 func TestEmbeddedDiskFull(t *testing.T) {
 	if sluiceBin == "" {
 		t.Fatal("the sluice binary was not built (TestMain)")
@@ -267,6 +271,8 @@ func TestEmbeddedDiskFull(t *testing.T) {
 	in := startInstance(t, "sluice-embedded", filepath.Join(disk, "data"))
 	hc := newHTTPClient()
 	defer hc.CloseIdleConnections()
+	lose := &loseReceive{rt: hc.Transport}
+	hc.Transport = lose
 	cl := newClient(in.url, hc)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
@@ -276,10 +282,13 @@ func TestEmbeddedDiskFull(t *testing.T) {
 	}
 	q := out.QueueUrl
 	body := strings.Repeat("x", 4000)
+	acked := map[string]bool{} // MessageIds of the acknowledged sends
 	for range 50 {
-		if _, err := cl.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q, MessageBody: aws.String(body)}); err != nil {
+		out, err := cl.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q, MessageBody: aws.String(body)})
+		if err != nil {
 			t.Fatal(err)
 		}
+		acked[aws.ToString(out.MessageId)] = true
 	}
 
 	filler := filepath.Join(disk, "filler")
@@ -293,14 +302,15 @@ func TestEmbeddedDiskFull(t *testing.T) {
 	}
 	f.Close()
 
-	sent := 50
 	var sendErr error
 	for range 1000 {
-		if _, sendErr = cl.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q, MessageBody: aws.String(body)}); sendErr != nil {
+		var out *sqs.SendMessageOutput
+		if out, sendErr = cl.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q, MessageBody: aws.String(body)}); sendErr != nil {
 			break
 		}
-		sent++
+		acked[aws.ToString(out.MessageId)] = true
 	}
+	sent := len(acked)
 	var re *awshttp.ResponseError
 	switch {
 	case sendErr == nil:
@@ -313,18 +323,37 @@ func TestEmbeddedDiskFull(t *testing.T) {
 	if _, err := cl.ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
 		t.Fatalf("ListQueues on a full disk: %v", err)
 	}
-	received := 0
-	for received < sent {
-		r, err := cl.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q, MaxNumberOfMessages: 10, VisibilityTimeout: 300})
+	// Drain what was acknowledged, as a consumer of SQS must: a receive
+	// whose answer was lost (the SDK then retries it) leaves its messages in
+	// flight until their visibility timeout, so the loop receives until it
+	// has seen every acknowledged MessageId, not until one pass has returned
+	// as many messages as were sent. The first answer is lost on purpose.
+	lose.armed.Store(true)
+	got := map[string]bool{}
+	missing := func() int {
+		n := 0
+		for id := range acked {
+			if !got[id] {
+				n++
+			}
+		}
+		return n
+	}
+	until := time.Now().Add(20 * time.Second)
+	for missing() > 0 {
+		if time.Now().After(until) {
+			t.Fatalf("received %d of %d acknowledged messages on a full disk within 20s", len(acked)-missing(), len(acked))
+		}
+		r, err := cl.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q, MaxNumberOfMessages: 10, VisibilityTimeout: 3, WaitTimeSeconds: 1})
 		if err != nil {
-			t.Fatalf("receive on a full disk, after %d of %d: %v", received, sent, err)
+			t.Fatalf("receive on a full disk, after %d of %d: %v", len(acked)-missing(), len(acked), err)
 		}
 		if len(r.Messages) == 0 {
-			t.Fatalf("received %d of %d acknowledged messages on a full disk", received, sent)
+			continue
 		}
-		received += len(r.Messages)
 		var es []types.DeleteMessageBatchRequestEntry
 		for i, m := range r.Messages {
+			got[aws.ToString(m.MessageId)] = true
 			es = append(es, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle})
 		}
 		d, err := cl.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: q, Entries: es})
@@ -332,11 +361,23 @@ func TestEmbeddedDiskFull(t *testing.T) {
 			t.Fatalf("delete on a full disk: %v %+v", err, d)
 		}
 	}
+	if !lose.lost.Load() {
+		t.Fatal("no receive answer was lost: the test did not check redelivery")
+	}
+	// A send whose answer was lost and retried stores its message twice;
+	// the extra copy has a MessageId the ledger does not know.
+	extra := 0
+	for id := range got {
+		if !acked[id] {
+			extra++
+		}
+	}
+	t.Logf("received all %d acknowledged messages on a full disk, one answer lost and redelivered (%d unacknowledged copies)", len(acked), extra)
 
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	until := time.Now().Add(15 * time.Second)
+	until = time.Now().Add(15 * time.Second)
 	for {
 		_, err := cl.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q, MessageBody: aws.String("after")})
 		if err == nil {
@@ -348,4 +389,26 @@ func TestEmbeddedDiskFull(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("the same process takes sends again once the disk has room")
+}
+
+// loseReceive, once armed, loses the answer of one ReceiveMessage that
+// returned messages: the body breaks as when net/http closes the connection
+// under the SDK (aws/aws-sdk-go-v2#2737), and the SDK retries. The server
+// has claimed the messages of the lost answer.
+type loseReceive struct {
+	rt    http.RoundTripper
+	armed atomic.Bool
+	lost  atomic.Bool
+}
+
+func (l *loseReceive) RoundTrip(r *http.Request) (*http.Response, error) {
+	res, err := l.rt.RoundTrip(r)
+	if err != nil || res.StatusCode != http.StatusOK || r.Header.Get("X-Amz-Target") != "AmazonSQS.ReceiveMessage" ||
+		res.ContentLength < 100 || !l.armed.CompareAndSwap(true, false) {
+		return res, err
+	}
+	res.Body.Close()
+	res.Body = io.NopCloser(iotest.ErrReader(&net.OpError{Op: "read", Net: "tcp", Err: net.ErrClosed}))
+	l.lost.Store(true)
+	return res, nil
 }
