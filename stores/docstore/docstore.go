@@ -112,6 +112,9 @@ type Store interface {
 	// Count counts the documents a query (without Limit or StartAfter)
 	// matches.
 	Count(ctx context.Context, q Query) (int64, error)
+	// Sum adds up an int64 field over the documents a query (without Limit
+	// or StartAfter) matches; documents without it add nothing.
+	Sum(ctx context.Context, q Query, field string) (int64, error)
 	// RunTx runs fn in a transaction and commits it, running fn again from
 	// the start when the transaction conflicts with another (so fn must not
 	// keep state across attempts, and sees each attempt's own reads). An

@@ -1,0 +1,36 @@
+package orderedbatch_test
+
+import (
+	"testing"
+
+	"github.com/sluicehq/sluice/functions/conformance"
+	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/docstore"
+	"github.com/sluicehq/sluice/stores/docstore/memdocs"
+	"github.com/sluicehq/sluice/stores/orderedbatch"
+)
+
+// The whole conformance suite on the protocol over the in-memory backend,
+// in both of its concurrency modes: the protocol must be correct whether
+// transactions lock or validate at commit.
+func TestConformance(t *testing.T) {
+	for _, mode := range []memdocs.Mode{memdocs.Optimistic, memdocs.Pessimistic} {
+		t.Run(mode.String(), func(t *testing.T) {
+			conformance.Run(t, conformance.Harness{
+				NewStore: func(t *testing.T) stores.Store {
+					return orderedbatch.New(memdocs.New(memdocs.WithMode(mode)), orderedbatch.Options{Name: "memdocs"})
+				},
+				OpenInstance: func(t *testing.T, st stores.Store) stores.Store {
+					return orderedbatch.New(shared{st.(*orderedbatch.Store).Docs()}, orderedbatch.Options{Name: "memdocs"})
+				},
+			})
+		})
+	}
+}
+
+// shared is a second instance's handle on the same backend: its own
+// protocol state (caches, sweep position), the backend's documents shared;
+// closing it leaves the backend to the first instance.
+type shared struct{ docstore.Store }
+
+func (shared) Close() error { return nil }
