@@ -30,7 +30,7 @@ type plan struct {
 // on any fields, range filters on at most one field, ordering that starts
 // with that field) so that a query Firestore or Spanner could not serve
 // from an index fails here too. A Count query may have no Limit or
-// StartAfter.
+// StartAfter, and needs no ordering for its range filter.
 func compile(q docstore.Query, count bool) (*plan, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("%w: query on %q: %s", ErrInvalid, q.Collection, fmt.Sprintf(format, a...))
@@ -93,7 +93,8 @@ func compile(q docstore.Query, count bool) (*plan, error) {
 			return nil, bad("order on an empty field name")
 		}
 	}
-	if rangeField != "" && (len(q.Order) == 0 || q.Order[0].Field != rangeField) {
+	// A count has no order to serve, so it may leave the ordering out.
+	if rangeField != "" && (len(q.Order) == 0 && !count || len(q.Order) > 0 && q.Order[0].Field != rangeField) {
 		return nil, bad("a range filter on %q needs the ordering to start with %q", rangeField, rangeField)
 	}
 	return p, nil
