@@ -37,7 +37,8 @@ type Options struct {
 	// (default 16).
 	Workers int
 	// Rounds is how many transactions each worker of the counter and move
-	// tests runs (default 25); the create tests run Rounds/5 rounds.
+	// tests runs (default 25); the create and write-skew tests run
+	// max(2, Rounds/5) rounds of Workers each.
 	Rounds int
 	// Timeout bounds each test (default 60s), so that a backend that hangs
 	// fails one test clearly. It is a hang guard, never a speed
