@@ -424,29 +424,21 @@ func (c *claim) fromGroup(g *group, cache map[docstore.Key]*manifestDoc) ([]atte
 	var headVis time.Time
 	changed := false
 	var cur *manifestDoc
+	w := walker{g: g}
 	for pos := g.rec.Head; pos < g.rec.Tail && len(c.res.Messages) < c.p.Max; pos++ {
 		mem := g.member(pos)
 		if mem != nil && mem.Del {
+			w.span(mem.Start, mem.End)
 			continue
 		}
 		if mem != nil && mem.Vis.After(now) {
 			break // in flight: the group gives nothing more
 		}
-		var start int64
-		switch {
-		case mem != nil:
-			start = mem.Start
-		case cur != nil && pos >= cur.rec.End:
-			start = cur.rec.End
-		case cur != nil:
-			start = cur.rec.Start
-		default:
-			start = g.rec.HeadStart
-		}
 		var err error
-		if cur, err = c.manifest(g, start, cache); err != nil {
+		if cur, err = c.manifest(g, w.start(pos, mem), cache); err != nil {
 			return nil, err
 		}
+		w.span(cur.rec.Start, cur.rec.End)
 		if mem == nil && cur.rec.Vis.After(now) {
 			if pos == g.rec.Head {
 				headVis = cur.rec.Vis
@@ -540,6 +532,30 @@ func (c *claim) replay(att *attemptRec, groups map[string]*group, cache map[docs
 		}
 	}
 	return true, nil
+}
+
+// walker finds the manifest of each position as a loop walks a group from
+// its head: positions are contiguous, so the manifest of a position is the
+// one of the position before it or the one that starts where it ends.
+type walker struct {
+	g          *group
+	known    bool
+	from, to int64 // the manifest of the position before
+}
+
+func (w *walker) span(from, to int64) { w.known, w.from, w.to = true, from, to }
+
+// start is the first position of the manifest holding pos.
+func (w *walker) start(pos int64, mem *member) int64 {
+	switch {
+	case mem != nil:
+		return mem.Start
+	case !w.known:
+		return w.g.rec.HeadStart
+	case pos < w.to:
+		return w.from
+	}
+	return w.to
 }
 
 type errMissingManifest docstore.Key

@@ -56,11 +56,12 @@ func (s *Store) emptyTrash(ctx context.Context, now time.Time) error {
 			if tr.Below < maxGen && (col == colGroups || col == colCounters) {
 				continue // a purge keeps the groups' positions and the counters
 			}
-			filters := []docstore.Filter{{Field: fInc, Op: docstore.Eq, Value: tr.Inc}}
+			query := docstore.Query{Collection: col, Filters: []docstore.Filter{{Field: fInc, Op: docstore.Eq, Value: tr.Inc}}, Limit: removePage}
 			if tr.Below < maxGen {
-				filters = append(filters, docstore.Filter{Field: fGen, Op: docstore.Lt, Value: tr.Below})
+				query.Filters = append(query.Filters, docstore.Filter{Field: fGen, Op: docstore.Lt, Value: tr.Below})
+				query.Order = []docstore.Order{{Field: fGen}}
 			}
-			found, err := s.docs.Query(ctx, docstore.Query{Collection: col, Filters: filters, Limit: removePage})
+			found, err := s.docs.Query(ctx, query)
 			if err != nil {
 				return s.mapErr(err)
 			}
@@ -214,11 +215,14 @@ func (s *Store) sweepQueues(ctx context.Context, now time.Time) error {
 	s.mu.Lock()
 	after := s.sweep
 	s.mu.Unlock()
+	filters := []docstore.Filter{{Field: fLive, Op: docstore.Eq, Value: true}}
+	if after != "" {
+		filters = append(filters, docstore.Filter{Field: fName, Op: docstore.Gt, Value: after})
+	}
 	docs, err := s.docs.Query(ctx, docstore.Query{
 		Collection: colQueues,
-		Filters:    []docstore.Filter{{Field: fLive, Op: docstore.Eq, Value: true}},
+		Filters:    filters,
 		Order:      []docstore.Order{{Field: fName}},
-		StartAfter: after,
 		Limit:      queuesPerPass,
 	})
 	if err != nil {

@@ -208,26 +208,20 @@ func (mv *mover) fifo(cands []docstore.Key) error {
 		}
 		changed := false
 		var cur *manifestDoc
+		w := walker{g: g}
 		for pos := g.rec.Head; pos < g.rec.Tail; pos++ {
 			mem := g.member(pos)
 			if mem != nil && mem.Del {
+				w.span(mem.Start, mem.End)
 				continue
 			}
 			if mem != nil && mem.Vis.After(now) {
 				break
 			}
-			start := g.rec.HeadStart
-			switch {
-			case mem != nil:
-				start = mem.Start
-			case cur != nil && pos >= cur.rec.End:
-				start = cur.rec.End
-			case cur != nil:
-				start = cur.rec.Start
-			}
-			if cur, err = c.manifest(g, start, cache); err != nil {
+			if cur, err = c.manifest(g, w.start(pos, mem), cache); err != nil {
 				return err
 			}
+			w.span(cur.rec.Start, cur.rec.End)
 			if mem == nil && cur.rec.Vis.After(now) {
 				break
 			}

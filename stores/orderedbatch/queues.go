@@ -109,15 +109,17 @@ func (s *Store) QueueList(ctx context.Context, p *stores.QueueListParams) ([]*st
 		Collection: colQueues,
 		Filters:    []docstore.Filter{{Field: fLive, Op: docstore.Eq, Value: true}},
 		Order:      []docstore.Order{{Field: fName}},
-		StartAfter: p.After,
 		Limit:      p.Limit,
+	}
+	if p.After >= p.Prefix && p.After != "" {
+		q.Filters = append(q.Filters, docstore.Filter{Field: fName, Op: docstore.Gt, Value: p.After})
+	} else if p.Prefix != "" {
+		q.Filters = append(q.Filters, docstore.Filter{Field: fName, Op: docstore.Ge, Value: p.Prefix})
 	}
 	if p.Prefix != "" {
 		// Names are ASCII, so every name with the prefix sorts below the
 		// prefix followed by DEL.
-		q.Filters = append(q.Filters,
-			docstore.Filter{Field: fName, Op: docstore.Ge, Value: p.Prefix},
-			docstore.Filter{Field: fName, Op: docstore.Lt, Value: p.Prefix + "\x7f"})
+		q.Filters = append(q.Filters, docstore.Filter{Field: fName, Op: docstore.Lt, Value: p.Prefix + "\x7f"})
 	}
 	ds, err := s.docs.Query(ctx, q)
 	if err != nil {

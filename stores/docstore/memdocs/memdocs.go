@@ -256,6 +256,25 @@ func (s *Store) Count(ctx context.Context, q docstore.Query) (int64, error) {
 	return int64(len(s.scan(p))), nil
 }
 
+// Sum adds up the int64 field over the documents q matches.
+func (s *Store) Sum(ctx context.Context, q docstore.Query, field string) (int64, error) {
+	s.stats.counts.Add(1)
+	if err := s.usable(ctx); err != nil {
+		return 0, err
+	}
+	p, err := compile(q, true)
+	if err != nil {
+		return 0, err
+	}
+	var sum int64
+	for _, d := range s.scan(p) {
+		if v, ok := d.Fields[field].(int64); ok {
+			sum += v
+		}
+	}
+	return sum, nil
+}
+
 // scan returns the matching documents with their stored (not yet copied)
 // fields.
 func (s *Store) scan(p *plan) []*docstore.Doc {
