@@ -1,6 +1,7 @@
 package orderedbatch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -140,10 +141,14 @@ func (s *Store) candidates(ctx context.Context, q *queueRec, max int, now time.T
 		{Field: fInc, Op: docstore.Eq, Value: q.Queue.ID},
 		{Field: fGen, Op: docstore.Eq, Value: q.Gen},
 	}
+	var until any = now
+	if q.Queue.FIFO {
+		until = rankUntil(now)
+	}
 	query := func(shard docstore.Filter) ([]*docstore.Doc, error) {
 		return s.docs.Query(ctx, docstore.Query{
 			Collection: col,
-			Filters:    append(slices.Clone(base), shard, docstore.Filter{Field: field, Op: docstore.Le, Value: now}),
+			Filters:    append(slices.Clone(base), shard, docstore.Filter{Field: field, Op: docstore.Le, Value: until}),
 			Order:      []docstore.Order{{Field: field}},
 			Limit:      max,
 		})
@@ -174,8 +179,9 @@ func (s *Store) candidates(ctx context.Context, q *queueRec, max int, now time.T
 // visible, for long polls to wake then.
 func (s *Store) nextChange(ctx context.Context, q *queueRec, now time.Time) (time.Time, error) {
 	col, field := colMessages, fVis
+	var after any = now
 	if q.Queue.FIFO {
-		col, field = colGroups, fReady
+		col, field, after = colGroups, fReady, rankUntil(now)
 	}
 	docs, err := s.docs.Query(ctx, docstore.Query{
 		Collection: col,
@@ -183,13 +189,16 @@ func (s *Store) nextChange(ctx context.Context, q *queueRec, now time.Time) (tim
 			{Field: fInc, Op: docstore.Eq, Value: q.Queue.ID},
 			{Field: fGen, Op: docstore.Eq, Value: q.Gen},
 			{Field: fShard, Op: docstore.In, Value: allShards()},
-			{Field: field, Op: docstore.Gt, Value: now},
+			{Field: field, Op: docstore.Gt, Value: after},
 		},
 		Order: []docstore.Order{{Field: field}},
 		Limit: 1,
 	})
 	if err != nil || len(docs) == 0 {
 		return time.Time{}, s.mapErr(err)
+	}
+	if r, ok := docs[0].Fields[field].(int64); ok {
+		return rankTime(r), nil
 	}
 	t, _ := docs[0].Fields[field].(time.Time)
 	return t, nil
@@ -381,7 +390,7 @@ func (c *claim) fifo(cands []docstore.Key) error {
 			return err
 		}
 	}
-	slices.SortStableFunc(order, func(a, b *group) int { return a.rec.Ready.Compare(b.rec.Ready) })
+	slices.SortStableFunc(order, func(a, b *group) int { return cmp.Compare(a.rec.Rank, b.rec.Rank) })
 	var claimed []attemptMember
 	for _, g := range order {
 		if len(c.res.Messages) >= c.p.Max {
@@ -538,7 +547,7 @@ func (c *claim) replay(att *attemptRec, groups map[string]*group, cache map[docs
 // its head: positions are contiguous, so the manifest of a position is the
 // one of the position before it or the one that starts where it ends.
 type walker struct {
-	g          *group
+	g        *group
 	known    bool
 	from, to int64 // the manifest of the position before
 }

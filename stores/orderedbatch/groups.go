@@ -2,6 +2,7 @@ package orderedbatch
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/stores/docstore"
@@ -32,7 +33,7 @@ func loadGroup(d *docstore.Doc, k docstore.Key, gk string, q *queueRec) (*group,
 		// sequence-number base carry on, so sequence numbers keep
 		// increasing within the group.
 		g.rec.Head, g.rec.HeadStart, g.rec.Members = g.rec.Tail, g.rec.Tail, nil
-		g.rec.Ready = time.Time{}
+		g.rec.Ready, g.rec.Rank = time.Time{}, 0
 		g.dirty = true
 	}
 	return g, nil
@@ -70,16 +71,29 @@ func (g *group) pass() (gone []member) {
 }
 
 // counts are the group's remaining and in-flight messages at now.
-func (g *group) counts(now time.Time) (pend, infl int64) {
+// counts are the group's remaining messages, its members (received, not
+// deleted), how many of them are in flight at now, and whether their
+// visibility deadlines differ (split: then which are in flight changes
+// over time, and counting reads the group).
+func (g *group) counts(now time.Time) (pend, members, infl int64, split bool) {
 	pend = g.rec.Tail - g.rec.Head
+	var first time.Time
 	for _, m := range g.rec.Members {
 		if m.Del {
 			pend--
-		} else if m.Vis.After(now) {
+			continue
+		}
+		if members == 0 {
+			first = m.Vis
+		} else if !m.Vis.Equal(first) {
+			split = true
+		}
+		members++
+		if m.Vis.After(now) {
 			infl++
 		}
 	}
-	return pend, infl
+	return pend, members, infl, split
 }
 
 // settle recomputes when the group may next be claimable: when its head's
@@ -89,30 +103,53 @@ func (g *group) counts(now time.Time) (pend, infl int64) {
 func (g *group) settle(now, headVis time.Time) {
 	g.dirty = true
 	if g.empty() {
-		g.rec.Ready = time.Time{}
+		g.rec.Ready, g.rec.Rank = time.Time{}, 0
 		if g.rec.Idle.IsZero() {
 			g.rec.Idle = now
 		}
 		return
 	}
 	g.rec.Idle = time.Time{}
-	if len(g.rec.Members) > 0 {
-		g.rec.Ready = g.rec.Members[0].Vis
-		return
+	ready := headVis
+	switch {
+	case len(g.rec.Members) > 0:
+		ready = g.rec.Members[0].Vis
+	case ready.IsZero():
+		ready = now
 	}
-	if headVis.IsZero() {
-		headVis = now
+	if !ready.Equal(g.rec.Ready) || g.rec.Rank == 0 {
+		g.rec.Ready, g.rec.Rank = ready, rank(ready)
 	}
-	g.rec.Ready = headVis
 }
 
+// rank orders groups by when they became ready and, within one
+// microsecond, by when this process made them ready: candidates come
+// oldest first, and groups that became ready in one instant (a fake
+// clock, a fast batch) come in the order they did, as on SQS.
+func rank(t time.Time) int64 {
+	return t.UnixMicro()<<rankBits | rankSeq.Add(1)&(1<<rankBits-1)
+}
+
+// rankUntil is the largest rank of a time: ranks at or below it are ready
+// by t.
+func rankUntil(t time.Time) int64 { return t.UnixMicro()<<rankBits | (1<<rankBits - 1) }
+
+func rankTime(r int64) time.Time { return time.UnixMicro(r >> rankBits).UTC() }
+
+const rankBits = 10
+
+var rankSeq atomic.Int64
+
 func (g *group) fields(inc string, now time.Time) docstore.Fields {
-	pend, infl := g.counts(now)
+	pend, members, _, split := g.counts(now)
 	f := docstore.Fields{
-		fInc: inc, fGen: g.gen, fShard: shardOf(g.gk), fPend: pend, fInfl: infl, fData: encode(&g.rec),
+		fInc: inc, fGen: g.gen, fShard: shardOf(g.gk), fPend: pend, fInfl: members, fData: encode(&g.rec),
 	}
-	if !g.rec.Ready.IsZero() {
-		f[fReady] = g.rec.Ready
+	if split {
+		f[fSplit] = true
+	}
+	if g.rec.Rank != 0 {
+		f[fReady] = g.rec.Rank
 	}
 	if !g.rec.Idle.IsZero() {
 		f[fIdle] = g.rec.Idle

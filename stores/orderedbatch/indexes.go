@@ -19,6 +19,7 @@ func Indexes() []docstore.Index {
 		{Collection: colQueues, Fields: asc(fLive, fName)},                      // QueueList, retention rounds
 		{Collection: colGroups, Fields: asc(fInc, fGen, fShard, fReady)},        // FIFO candidates, in-flight counts
 		{Collection: colGroups, Fields: asc(fInc, fGen)},                        // FIFO counts, purge cleanup
+		{Collection: colGroups, Fields: asc(fInc, fGen, fSplit)},                // FIFO in-flight counts
 		{Collection: colGroups, Fields: asc(fShard, fIdle)},                     // idle groups
 		{Collection: colMessages, Fields: asc(fInc, fGen, fShard, fVis)},        // Standard candidates, delayed counts
 		{Collection: colMessages, Fields: asc(fInc, fGen, fRecv, fShard, fVis)}, // Standard counts

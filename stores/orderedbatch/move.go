@@ -1,6 +1,7 @@
 package orderedbatch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -201,7 +202,7 @@ func (mv *mover) fifo(cands []docstore.Key) error {
 		}
 		gs = append(gs, g)
 	}
-	slices.SortStableFunc(gs, func(a, b *group) int { return a.rec.Ready.Compare(b.rec.Ready) })
+	slices.SortStableFunc(gs, func(a, b *group) int { return cmp.Compare(a.rec.Rank, b.rec.Rank) })
 	for _, g := range gs {
 		if !g.seen {
 			continue

@@ -88,7 +88,8 @@ type groupRec struct {
 	HeadStart int64 // first position of the manifest that holds Head
 	Tail      int64 // next position to assign
 	Members   []member
-	Ready     time.Time // see readyAt
+	Ready     time.Time // see group.settle
+	Rank      int64     // Ready with a tie-break (see rank); the fReady field
 	Idle      time.Time // when it became empty
 }
 

@@ -56,7 +56,7 @@ func (t *txn) add(q *queueRec, in []incoming, dedupWindow time.Duration) ([]stor
 	out := make([]stores.SendResult, len(in))
 	for i := range in {
 		m := &in[i]
-		rec := &stdRec{Meta: m.meta, Vis: t.now.Add(m.delay)}
+		rec := &stdRec{Meta: m.meta, Vis: t.now.Add(m.delay), RC: m.meta.RC, First: m.meta.FirstRecv}
 		key := standardKey(q.Queue.ID, m.meta.ID)
 		t.putPayload(q, key, encodePayload([]body{m.body}), &rec.Payload, &rec.Chunks)
 		t.set(key, stdFields(q, rec))
@@ -68,7 +68,7 @@ func (t *txn) add(q *queueRec, in []incoming, dedupWindow time.Duration) ([]stor
 func stdFields(q *queueRec, r *stdRec) docstore.Fields {
 	return docstore.Fields{
 		fInc: q.Queue.ID, fGen: q.Gen, fShard: shardOf(r.Meta.ID), fVis: r.Vis, fSent: r.Meta.SentAt,
-		fRecv: r.RC > 0, fData: encode(r),
+		fRecv: r.Token != "", fData: encode(r),
 	}
 }
 

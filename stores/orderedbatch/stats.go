@@ -36,11 +36,9 @@ func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*st
 		if err != nil {
 			return nil, s.mapErr(err)
 		}
-		// Members in flight in groups whose head is in flight (a group whose
-		// head's delivery lapsed is receivable again).
-		infl, err := s.docs.Sum(ctx, base(colGroups, shardsIn, docstore.Filter{Field: fReady, Op: docstore.Gt, Value: now}), fInfl)
+		infl, err := s.inFlightFIFO(ctx, q, now, base)
 		if err != nil {
-			return nil, s.mapErr(err)
+			return nil, err
 		}
 		delayed, err := s.docs.Sum(ctx, base(colMessages, shardsIn, docstore.Filter{Field: fVis, Op: docstore.Gt, Value: now}), fN)
 		if err != nil {
@@ -67,6 +65,35 @@ func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*st
 	}
 	st.Visible = max(total-st.InFlight-st.Delayed, 0)
 	return &st, nil
+}
+
+// inFlightFIFO counts the members in flight. In a group whose members
+// share one deadline (the usual case: a claim gives its run one), they are
+// all in flight while its head is: a sum over the groups whose head is
+// in flight. Groups whose members' deadlines differ (ChangeMessageVisibility
+// on one of them) are read and counted member by member instead.
+func (s *Store) inFlightFIFO(ctx context.Context, q *queueRec, now time.Time, base func(string, ...docstore.Filter) docstore.Query) (int64, error) {
+	shardsIn := docstore.Filter{Field: fShard, Op: docstore.In, Value: allShards()}
+	infl, err := s.docs.Sum(ctx, base(colGroups, shardsIn, docstore.Filter{Field: fReady, Op: docstore.Gt, Value: rankUntil(now)}), fInfl)
+	if err != nil {
+		return 0, s.mapErr(err)
+	}
+	split, err := s.docs.Query(ctx, base(colGroups, docstore.Filter{Field: fSplit, Op: docstore.Eq, Value: true}))
+	if err != nil {
+		return 0, s.mapErr(err)
+	}
+	for _, d := range split {
+		g, err := loadGroup(d, d.Key, d.Key.ID[len(q.Queue.ID)+1:], q)
+		if err != nil {
+			return 0, err
+		}
+		_, members, exact, _ := g.counts(now)
+		if r, _ := d.Fields[fReady].(int64); r > rankUntil(now) {
+			infl -= members // the sum counted them all
+		}
+		infl += exact
+	}
+	return infl, nil
 }
 
 // sweepPage bounds the documents one sweep removes.

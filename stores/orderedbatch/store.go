@@ -55,7 +55,8 @@ const (
 	fN     = "n"     // FIFO manifests: messages in the manifest
 	fReady = "ready" // groups: when the head may be claimable; absent when empty
 	fPend  = "pend"  // groups: messages remaining
-	fInfl  = "infl"  // groups: members in flight
+	fInfl  = "infl"  // groups: members (received, not deleted)
+	fSplit = "split" // groups: present (true) when members' deadlines differ
 	fIdle  = "idle"  // groups: when the group became empty; absent otherwise
 	fExp   = "exp"   // dedup markers and attempts: when they lapse
 	fSrc   = "src"   // tasks: the source ARN
