@@ -27,7 +27,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 	now := nowOr(p.Now)
 	var res *stores.MessageClaimResult
 	for try := 0; ; try++ {
-		cands, err := s.candidates(ctx, q, p.Max, now)
+		cands, err := s.candidates(ctx, q, p.Max, now, try > 0)
 		if err != nil {
 			return nil, err
 		}
@@ -129,10 +129,12 @@ func (s *Store) readQueue(ctx context.Context, name, id string) (*queueRec, erro
 }
 
 // candidates finds documents that may hold claimable messages: FIFO groups
-// whose head may be claimable, or visible Standard messages, older first.
-// It asks one random shard first, so that concurrent receivers start in
-// different places, and all shards when that one has too few.
-func (s *Store) candidates(ctx context.Context, q *queueRec, max int, now time.Time) ([]docstore.Key, error) {
+// whose head may be claimable, or visible Standard messages, oldest first.
+// With spread (a claim that lost its candidates to other receivers looks
+// again) it asks one random shard first, so that concurrent receivers
+// spread instead of all fighting over the oldest few, and all shards when
+// that one has too few.
+func (s *Store) candidates(ctx context.Context, q *queueRec, max int, now time.Time, spread bool) ([]docstore.Key, error) {
 	col, field := colMessages, fVis
 	if q.Queue.FIFO {
 		col, field = colGroups, fReady
@@ -153,9 +155,12 @@ func (s *Store) candidates(ctx context.Context, q *queueRec, max int, now time.T
 			Limit:      max,
 		})
 	}
-	docs, err := query(docstore.Filter{Field: fShard, Op: docstore.Eq, Value: randomShard()})
-	if err != nil {
-		return nil, s.mapErr(err)
+	var docs []*docstore.Doc
+	if spread {
+		var err error
+		if docs, err = query(docstore.Filter{Field: fShard, Op: docstore.Eq, Value: randomShard()}); err != nil {
+			return nil, s.mapErr(err)
+		}
 	}
 	if len(docs) < max {
 		more, err := query(docstore.Filter{Field: fShard, Op: docstore.In, Value: allShards()})

@@ -2,7 +2,7 @@ package orderedbatch
 
 import (
 	"fmt"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/stores/docstore"
@@ -11,6 +11,7 @@ import (
 // group is a FIFO group record as a transaction works on it.
 type group struct {
 	key  docstore.Key
+	inc  string
 	gk   string
 	rec  groupRec
 	gen  int64
@@ -20,7 +21,7 @@ type group struct {
 }
 
 func loadGroup(d *docstore.Doc, k docstore.Key, gk string, q *queueRec) (*group, error) {
-	g := &group{key: k, gk: gk, gen: q.Gen}
+	g := &group{key: k, inc: q.Queue.ID, gk: gk, gen: q.Gen}
 	if d == nil {
 		return g, nil
 	}
@@ -118,16 +119,26 @@ func (g *group) settle(now, headVis time.Time) {
 		ready = now
 	}
 	if !ready.Equal(g.rec.Ready) || g.rec.Rank == 0 {
-		g.rec.Ready, g.rec.Rank = ready, rank(ready)
+		g.rec.Ready, g.rec.Rank = ready, rank(g.inc, ready)
 	}
 }
 
 // rank orders groups by when they became ready and, within one
 // microsecond, by when this process made them ready: candidates come
-// oldest first, and groups that became ready in one instant (a fake
-// clock, a fast batch) come in the order they did, as on SQS.
-func rank(t time.Time) int64 {
-	return t.UnixMicro()<<rankBits | rankSeq.Add(1)&(1<<rankBits-1)
+// oldest first, and the groups of a queue that became ready in one instant
+// (a fake clock, a fast batch) come in the order they did, as on SQS.
+// (Across processes, ties within a microsecond are broken by key.)
+func rank(inc string, t time.Time) int64 {
+	us := t.UnixMicro()
+	rankMu.Lock()
+	defer rankMu.Unlock()
+	if len(rankSeqs) > maxRankSeqs {
+		clear(rankSeqs)
+	}
+	k := rankKey{inc, us}
+	n := rankSeqs[k]
+	rankSeqs[k] = min(n+1, 1<<rankBits-1)
+	return us<<rankBits | n
 }
 
 // rankUntil is the largest rank of a time: ranks at or below it are ready
@@ -136,9 +147,20 @@ func rankUntil(t time.Time) int64 { return t.UnixMicro()<<rankBits | (1<<rankBit
 
 func rankTime(r int64) time.Time { return time.UnixMicro(r >> rankBits).UTC() }
 
-const rankBits = 10
+const (
+	rankBits    = 12
+	maxRankSeqs = 4096
+)
 
-var rankSeq atomic.Int64
+type rankKey struct {
+	inc string
+	us  int64
+}
+
+var (
+	rankMu   sync.Mutex
+	rankSeqs = map[rankKey]int64{}
+)
 
 func (g *group) fields(inc string, now time.Time) docstore.Fields {
 	pend, members, _, split := g.counts(now)
