@@ -41,7 +41,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 				return nil // purged since: look again in the new generation
 			}
 			q = cur
-			c := &claim{t: t, q: q, p: p, payloads: newPayloads(t), res: &stores.MessageClaimResult{}}
+			c := &claim{t: t, q: q, p: p, payloads: newPayloads(t), res: &stores.MessageClaimResult{}, budget: s.txBudget()}
 			if q.Queue.FIFO {
 				err = c.fifo(cands)
 			} else {
@@ -220,6 +220,17 @@ type claim struct {
 
 	dlq   *queueRec
 	moves []incoming
+	// budget is what is left of the bytes one transaction may write.
+	budget int
+}
+
+// spend takes n bytes from the budget if they fit.
+func (c *claim) spend(n int) bool {
+	if n > c.budget {
+		return false
+	}
+	c.budget -= n
+	return true
 }
 
 func (c *claim) until() time.Time { return c.t.now.Add(max(c.p.VisibilityTimeout, 0)) }
@@ -299,6 +310,15 @@ func (c *claim) standard(cands []docstore.Key) error {
 		bodies, err := c.payloads.get(key, rec.Payload, rec.Chunks, 1)
 		if err != nil {
 			return err
+		}
+		// What the transaction writes: the moved message, or the claimed
+		// one rewritten with its inline payload.
+		size := len(rec.Payload)
+		if moving {
+			size = payloadSize(bodies[0])
+		}
+		if !c.spend(size) {
+			continue // left for the next claim
 		}
 		if moving {
 			m := rec.Meta
@@ -476,6 +496,10 @@ func (c *claim) fromGroup(g *group, cache map[docstore.Key]*manifestDoc) ([]atte
 			bodies, err := c.payloads.get(cur.key, cur.rec.Payload, cur.rec.Chunks, len(cur.rec.Members))
 			if err != nil {
 				return nil, err
+			}
+			if !c.spend(payloadSize(bodies[pos-cur.rec.Start])) {
+				mem.Del = false
+				break // the group's next claim moves it
 			}
 			m := mt
 			m.Seq, m.DLSource, m.RC, m.FirstRecv = "", c.q.Queue.Name, mem.RC, mem.First

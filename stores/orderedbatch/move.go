@@ -55,7 +55,7 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 			}
 			dests[p.ToName] = dst
 		}
-		mv := &mover{t: t, q: src, payloads: newPayloads(t), to: p.ToName, dests: dests, limit: limit}
+		mv := &mover{t: t, q: src, payloads: newPayloads(t), to: p.ToName, dests: dests, limit: limit, budget: s.txBudget()}
 		if src.Queue.FIFO {
 			err = mv.fifo(cands)
 		} else {
@@ -109,6 +109,15 @@ type mover struct {
 	taken    []taken
 	failed   int
 	left     bool // a visible message is left that this call did not take
+	budget   int  // payload bytes the transaction may still write
+}
+
+func (mv *mover) spend(n int) bool {
+	if n > mv.budget {
+		return false
+	}
+	mv.budget -= n
+	return true
 }
 
 // destination says where a message goes: the move's destination, or the
@@ -178,6 +187,10 @@ func (mv *mover) standard(cands []docstore.Key) error {
 		if err != nil {
 			return err
 		}
+		if !mv.spend(payloadSize(bodies[0])) {
+			mv.left = true
+			break
+		}
 		mv.taken = append(mv.taken, taken{in: incoming{meta: restart(rec.Meta), body: bodies[0]}, to: to})
 		mv.t.deleteWithChunks(cands[i], rec.Chunks)
 	}
@@ -242,6 +255,10 @@ func (mv *mover) fifo(cands []docstore.Key) error {
 			bodies, err := mv.payloads.get(cur.key, cur.rec.Payload, cur.rec.Chunks, len(cur.rec.Members))
 			if err != nil {
 				return err
+			}
+			if !mv.spend(payloadSize(bodies[pos-cur.rec.Start])) {
+				mv.left = true
+				break
 			}
 			if mem == nil {
 				g.rec.Members = append(g.rec.Members, member{

@@ -256,3 +256,6 @@ func fieldTime(d *docstore.Doc, f string) (time.Time, bool) {
 	t, ok := d.Fields[f].(time.Time)
 	return t, ok
 }
+
+// payloadSize is what a message's payload takes when written.
+func payloadSize(b body) int { return len(encodePayload([]body{b})) }

@@ -131,6 +131,10 @@ func (s *Store) Close() error {
 // Docs is the document store under the protocol.
 func (s *Store) Docs() docstore.Store { return s.docs }
 
+// txBudget is how many payload bytes one transaction may write: half the
+// backend's bound, leaving the rest to records, keys and framing.
+func (s *Store) txBudget() int { return s.docs.Limits().MaxTxBytes / 2 }
+
 var errClosed = errors.New("orderedbatch: store closed")
 
 func (s *Store) check() error {
