@@ -105,13 +105,22 @@ func (d *Docs) Close() error { return d.client.Close() }
 // at most 500 writes in one commit. Firestore documents no bound on the
 // keys of one BatchGetDocuments; 1000 is Datastore mode's documented
 // Lookup bound, used here as the same service's safe size.
+//
+// The emulator's gRPC server refuses any message over 4 MiB (4,194,304
+// bytes) with RESOURCE_EXHAUSTED, which the client retries until its
+// deadline; on the emulator MaxTxBytes stays under that, with room for
+// the request's framing.
 func (d *Docs) Limits() docstore.Limits {
-	return docstore.Limits{
+	l := docstore.Limits{
 		MaxDocBytes:  1 << 20,
 		MaxTxWrites:  500,
 		MaxTxBytes:   10 << 20,
 		MaxBatchGets: 1000,
 	}
+	if d.client.UsesEmulator {
+		l.MaxTxBytes = 4<<20 - 64<<10
+	}
+	return l
 }
 
 // Billed are the operations Firestore bills, as this backend counted them.
@@ -200,7 +209,25 @@ func (d *Docs) Get(ctx context.Context, keys ...docstore.Key) ([]*docstore.Doc, 
 	if err != nil {
 		return nil, err
 	}
-	snaps, err := d.client.GetAll(ctx, refs)
+	var snaps []*fs.DocumentSnapshot
+	if d.client.UsesEmulator {
+		// The emulator's BatchGetDocuments outside a transaction can
+		// answer two documents from either side of one commit (a torn
+		// read, which Firestore's does not: a batch's documents do not
+		// change between their read times). A read-only transaction
+		// reads them as of one time there. Get may be called inside fn
+		// of a RunTx, whose context the client marks to refuse nested
+		// transactions: this one runs on a context without its values.
+		rctx, cancel := detach(ctx)
+		defer cancel()
+		err = d.client.RunTransaction(rctx, func(ctx context.Context, t *fs.Transaction) error {
+			var err error
+			snaps, err = t.GetAll(refs)
+			return err
+		}, fs.ReadOnly)
+	} else {
+		snaps, err = d.client.GetAll(ctx, refs)
+	}
 	if err != nil {
 		return nil, readErr(ctx, err)
 	}
@@ -249,7 +276,19 @@ func (d *Docs) query(q docstore.Query, paged bool) (fs.Query, error) {
 		// FieldPath, not a dotted path: a field name is one name.
 		fq = fq.WherePath(fs.FieldPath{f.Field}, op, v)
 	}
-	for _, o := range q.Order {
+	order := q.Order
+	if len(order) == 0 {
+		// Firestore orders a range filter's field first, and refuses it
+		// after __name__: a range query without Order is by that field,
+		// then by key id.
+		for _, f := range q.Filters {
+			if f.Op != docstore.Eq && f.Op != docstore.In {
+				order = []docstore.Order{{Field: f.Field}}
+				break
+			}
+		}
+	}
+	for _, o := range order {
 		dir := fs.Asc
 		if o.Desc {
 			dir = fs.Desc
@@ -427,6 +466,19 @@ func (x *tx) Delete(key docstore.Key) error {
 	x.wrote = true
 	x.deletes++
 	return nil
+}
+
+// detach returns a context that ends when ctx does, without ctx's values.
+func detach(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(context.Background())
+	if dl, ok := ctx.Deadline(); ok {
+		var cancelDL context.CancelFunc
+		c, cancelDL = context.WithDeadline(c, dl)
+		prev := cancel
+		cancel = func() { cancelDL(); prev() }
+	}
+	stop := context.AfterFunc(ctx, cancel)
+	return c, func() { stop(); cancel() }
 }
 
 // transient: Firestore could not be reached or did not answer in time.
