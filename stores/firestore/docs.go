@@ -61,6 +61,7 @@ const DefaultMaxAttempts = 20
 // Docs is a docstore.Store on one Firestore database.
 type Docs struct {
 	client      *fs.Client
+	project     string
 	prefix      string
 	maxAttempts int
 
@@ -93,7 +94,7 @@ func OpenDocs(ctx context.Context, cfg DocsConfig) (*Docs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("firestore: %w", err)
 	}
-	return &Docs{client: client, prefix: cfg.CollectionPrefix, maxAttempts: attempts}, nil
+	return &Docs{client: client, project: cfg.ProjectID, prefix: cfg.CollectionPrefix, maxAttempts: attempts}, nil
 }
 
 // Close closes the client.
@@ -277,7 +278,7 @@ func (d *Docs) query(q docstore.Query, paged bool) (fs.Query, error) {
 		fq = fq.WherePath(fs.FieldPath{f.Field}, op, v)
 	}
 	order := q.Order
-	if len(order) == 0 {
+	if len(order) == 0 && paged {
 		// Firestore orders a range filter's field first, and refuses it
 		// after __name__: a range query without Order is by that field,
 		// then by key id.
@@ -297,10 +298,12 @@ func (d *Docs) query(q docstore.Query, paged bool) (fs.Query, error) {
 	}
 	// Ties by key id, ascending, whatever the direction before: Firestore's
 	// implicit tie-break would follow the last direction.
-	fq = fq.OrderBy(fs.DocumentID, fs.Asc)
 	if !paged {
+		// An aggregation needs no tie-break, and one would ask for an
+		// index with the aggregated field after the key.
 		return fq, nil
 	}
+	fq = fq.OrderBy(fs.DocumentID, fs.Asc)
 	if q.StartAfter != "" {
 		if err := checkKey(docstore.Key{Collection: q.Collection, ID: q.StartAfter}); err != nil {
 			return fs.Query{}, fmt.Errorf("firestore: StartAfter: %w", err)
@@ -354,6 +357,30 @@ func (d *Docs) Count(ctx context.Context, q docstore.Query) (int64, error) {
 	n := v.GetIntegerValue()
 	d.reads.Add(max(1, (n+999)/1000))
 	return n, nil
+}
+
+// Sum adds up an integer field with a sum aggregation, counting in the
+// same aggregation so the billed reads (one per 1000 index entries, as for
+// a count) are known.
+func (d *Docs) Sum(ctx context.Context, q docstore.Query, field string) (int64, error) {
+	fq, err := d.query(q, false)
+	if err != nil {
+		return 0, err
+	}
+	res, err := fq.NewAggregationQuery().WithCount("n").WithSum(field, "s").Get(ctx)
+	if err != nil {
+		return 0, readErr(ctx, err)
+	}
+	n, ok1 := res["n"].(*firestorepb.Value)
+	v, ok2 := res["s"].(*firestorepb.Value)
+	if !ok1 || !ok2 {
+		return 0, fmt.Errorf("firestore: sum aggregation answered %T, %T", res["n"], res["s"])
+	}
+	d.reads.Add(max(1, (n.GetIntegerValue()+999)/1000))
+	if _, isDouble := v.GetValueType().(*firestorepb.Value_DoubleValue); isDouble {
+		return int64(v.GetDoubleValue()), nil
+	}
+	return v.GetIntegerValue(), nil
 }
 
 // RunTx runs fn in a Firestore transaction, the client retrying aborted

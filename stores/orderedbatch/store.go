@@ -131,9 +131,13 @@ func (s *Store) Close() error {
 // Docs is the document store under the protocol.
 func (s *Store) Docs() docstore.Store { return s.docs }
 
-// txBudget is how many payload bytes one transaction may write: half the
-// backend's bound, leaving the rest to records, keys and framing.
-func (s *Store) txBudget() int { return s.docs.Limits().MaxTxBytes / 2 }
+// txBudget is how many payload bytes one transaction may write: the
+// backend's bound less room for records, keys and framing.
+func (s *Store) txBudget() int { return s.docs.Limits().MaxTxBytes - txRoom }
+
+// txRoom is what txBudget leaves for everything but payloads: ten group
+// and manifest records, dedup markers and the deletes, with framing.
+const txRoom = 512 << 10
 
 var errClosed = errors.New("orderedbatch: store closed")
 

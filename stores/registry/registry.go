@@ -13,6 +13,7 @@
 //	embedded:///abs/dir              (the same, spelled for what it is)
 //	/abs/dir, ./rel/dir              a plain path (no "://"): embedded there
 //	postgres://..., postgresql://... PostgreSQL, a pgx connection string (pgstore)
+//	firestore://PROJECT[/DATABASE]   Firestore (stores/firestore)
 //
 // A URL without "://" (a plain path, or the empty URL) goes to the one
 // driver registered with Schemeless set.

@@ -286,7 +286,35 @@ func testQuerySeesCommits(t *testing.T, e *env) {
 	}
 }
 
-var countTests = []testCase{{"Cases", testCountCases}, {"SeesCommits", testCountSeesCommits}}
+var countTests = []testCase{{"Cases", testCountCases}, {"SeesCommits", testCountSeesCommits}, {"Sum", testSum}}
+
+// testSum adds up an int64 field; documents without it, or with a value of
+// another type, add nothing.
+func testSum(t *testing.T, e *env) {
+	e.put(fixture()...)
+	for _, c := range []struct {
+		name  string
+		q     query
+		field string
+		want  int64
+	}{
+		{"All", items(nil), "n", 22},
+		{"Eq", items([]filter{fl("grp", eq, "a")}), "n", 7},
+		{"In+Range", items([]filter{fl("grp", in, []any{"b", "c"}), fl("n", gt, int64(2))}, byN), "n", 12},
+		{"OtherTypesAddNothing", items([]filter{fl("grp", eq, "a")}), "m", 4},
+		{"None", items([]filter{fl("grp", eq, "zz")}), "n", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n, err := e.st.Sum(e.ctx, c.q, c.field)
+			if err != nil {
+				t.Fatalf("Sum %+v of %s: %v", c.q, c.field, err)
+			}
+			if n != c.want {
+				t.Errorf("Sum %+v of %s = %d, want %d", c.q, c.field, n, c.want)
+			}
+		})
+	}
+}
 
 func testCountCases(t *testing.T, e *env) {
 	e.put(fixture()...)

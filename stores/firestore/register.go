@@ -1,0 +1,25 @@
+package firestore
+
+import (
+	"context"
+
+	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/registry"
+)
+
+// Importing the package makes firestore://PROJECT[/DATABASE] URLs open
+// Firestore (the emulator when FIRESTORE_EMULATOR_HOST is set, otherwise
+// with Application Default Credentials).
+func init() {
+	registry.Register(registry.Driver{
+		Kind:    "firestore",
+		Schemes: []string{"firestore"},
+		Open: func(ctx context.Context, t registry.Target, _ registry.Options) (stores.Store, error) {
+			cfg, err := ParseTarget(t.Rest)
+			if err != nil {
+				return nil, err
+			}
+			return Open(ctx, cfg)
+		},
+	})
+}
