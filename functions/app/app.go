@@ -196,7 +196,8 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	hub := wake.NewHub(wake.HubOptions{Transport: transport, Logger: logger})
 	build := ReadBuild(cfg.Version)
 	m := newMetrics(build)
-	store := &meteredStore{s: raw, m: m}
+	_, billed := raw.(stores.Biller)
+	store := &meteredStore{s: raw, m: m, billed: billed}
 	svc := service.New(service.Config{
 		Store:          store,
 		Region:         cfg.Region,

@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/docstore"
 )
 
@@ -155,6 +156,15 @@ func (d *Docs) Billed() Billed {
 	return Billed{Reads: d.reads.Load(), Writes: d.writes.Load(), Deletes: d.deletes.Load()}
 }
 
+// bill counts o in the totals and in ctx's tally (stores.WithTally), so a
+// caller can price one call.
+func (d *Docs) bill(ctx context.Context, o stores.BilledOps) {
+	d.reads.Add(o.Reads)
+	d.writes.Add(o.Writes)
+	d.deletes.Add(o.Deletes)
+	stores.TallyOf(ctx).Add(o)
+}
+
 func (d *Docs) coll(name string) (*fs.CollectionRef, error) {
 	if err := checkCollection(name); err != nil {
 		return nil, err
@@ -232,7 +242,7 @@ func (d *Docs) Get(ctx context.Context, keys ...docstore.Key) ([]*docstore.Doc, 
 	if err != nil {
 		return nil, readErr(ctx, err)
 	}
-	d.reads.Add(int64(len(refs)))
+	d.bill(ctx, stores.BilledOps{Reads: int64(len(refs))})
 	return docsOf(keys, at, snaps)
 }
 
@@ -326,7 +336,7 @@ func (d *Docs) Query(ctx context.Context, q docstore.Query) ([]*docstore.Doc, er
 	if err != nil {
 		return nil, readErr(ctx, err)
 	}
-	d.reads.Add(max(1, int64(len(snaps))))
+	d.bill(ctx, stores.BilledOps{Reads: max(1, int64(len(snaps)))})
 	out := make([]*docstore.Doc, 0, len(snaps))
 	for _, s := range snaps {
 		f, err := fromData(s.Data())
@@ -355,7 +365,7 @@ func (d *Docs) Count(ctx context.Context, q docstore.Query) (int64, error) {
 		return 0, fmt.Errorf("firestore: count aggregation answered %T", res[alias])
 	}
 	n := v.GetIntegerValue()
-	d.reads.Add(max(1, (n+999)/1000))
+	d.bill(ctx, stores.BilledOps{Reads: max(1, (n+999)/1000)})
 	return n, nil
 }
 
@@ -376,7 +386,7 @@ func (d *Docs) Sum(ctx context.Context, q docstore.Query, field string) (int64, 
 	if !ok1 || !ok2 {
 		return 0, fmt.Errorf("firestore: sum aggregation answered %T, %T", res["n"], res["s"])
 	}
-	d.reads.Add(max(1, (n.GetIntegerValue()+999)/1000))
+	d.bill(ctx, stores.BilledOps{Reads: max(1, (n.GetIntegerValue()+999)/1000)})
 	if _, isDouble := v.GetValueType().(*firestorepb.Value_DoubleValue); isDouble {
 		return int64(v.GetDoubleValue()), nil
 	}
@@ -407,8 +417,7 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 		return nil
 	}, fs.MaxAttempts(d.maxAttempts))
 	if err == nil {
-		d.writes.Add(last.writes)
-		d.deletes.Add(last.deletes)
+		d.bill(ctx, stores.BilledOps{Writes: last.writes, Deletes: last.deletes})
 		return nil
 	}
 	switch {
@@ -463,7 +472,7 @@ func (x *tx) Get(ctx context.Context, keys ...docstore.Key) ([]*docstore.Doc, er
 		}
 		return nil, err
 	}
-	x.d.reads.Add(int64(len(refs)))
+	x.d.bill(ctx, stores.BilledOps{Reads: int64(len(refs))})
 	return docsOf(keys, at, snaps)
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/orderedbatch"
 )
 
@@ -24,8 +25,12 @@ func Open(ctx context.Context, cfg DocsConfig) (*Store, error) {
 	return &Store{Store: orderedbatch.New(d, orderedbatch.Options{Name: "firestore"}), docs: d}, nil
 }
 
-// Billed is what the store's Firestore operations would have been billed.
-func (s *Store) Billed() Billed { return s.docs.Billed() }
+// BilledOps is what the store's Firestore operations were billed since it
+// opened (stores.Biller).
+func (s *Store) BilledOps() stores.BilledOps {
+	b := s.docs.Billed()
+	return stores.BilledOps{Reads: b.Reads, Writes: b.Writes, Deletes: b.Deletes}
+}
 
 // ParseTarget reads the part of a firestore:// URL after the scheme:
 // PROJECT or PROJECT/DATABASE.

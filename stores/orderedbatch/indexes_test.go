@@ -49,7 +49,6 @@ func (r *recorder) Sum(ctx context.Context, q docstore.Query, f string) (int64, 
 	return r.Store.Sum(ctx, q, f)
 }
 
-
 // shape is a query without its values: collection, equality fields, range
 // field, order.
 func shape(q docstore.Query) string {
