@@ -3,7 +3,8 @@ package orderedbatch
 import "github.com/sluicehq/sluice/stores/docstore"
 
 // Indexes are the composite indexes the protocol's queries need (a test
-// runs every query the store makes against this list). Backends that need
+// runs every query the store makes against this list). A sum aggregation
+// needs the summed field last. Backends that need
 // indexes declared deploy them: stores/firestore writes them as
 // firestore.indexes.json.
 func Indexes() []docstore.Index {
@@ -18,6 +19,9 @@ func Indexes() []docstore.Index {
 	return []docstore.Index{
 		{Collection: colQueues, Fields: asc(fLive, fName)},                      // QueueList, retention rounds
 		{Collection: colGroups, Fields: asc(fInc, fGen, fShard, fReady)},        // FIFO candidates, in-flight counts
+		{Collection: colGroups, Fields: asc(fInc, fGen, fShard, fReady, fInfl)}, // FIFO in-flight sums
+		{Collection: colGroups, Fields: asc(fInc, fGen, fPend)},                 // FIFO remaining sums
+		{Collection: colMessages, Fields: asc(fInc, fGen, fShard, fVis, fN)},    // FIFO delayed sums
 		{Collection: colGroups, Fields: asc(fInc, fGen)},                        // FIFO counts, purge cleanup
 		{Collection: colGroups, Fields: asc(fInc, fGen, fSplit)},                // FIFO in-flight counts
 		{Collection: colGroups, Fields: asc(fShard, fIdle)},                     // idle groups
@@ -41,17 +45,20 @@ func Indexes() []docstore.Index {
 // writes in sequence (an index on one of them alone would be a hot range
 // across all queues; the composite indexes above spread them by queue and
 // shard).
-func Unindexed() []docstore.Key {
-	var out []docstore.Key
+func Unindexed() []Field {
+	var out []Field
 	for _, col := range []string{colQueues, colGroups, colMessages, colChunks, colDedup, colAttempts, colCounters, colTasks, colTaskGuards, colTrash} {
-		out = append(out, docstore.Key{Collection: col, ID: fData})
+		out = append(out, Field{Collection: col, Name: fData})
 	}
 	return append(out,
-		docstore.Key{Collection: colMessages, ID: fVis},
-		docstore.Key{Collection: colMessages, ID: fSent},
-		docstore.Key{Collection: colGroups, ID: fReady},
-		docstore.Key{Collection: colGroups, ID: fIdle},
-		docstore.Key{Collection: colDedup, ID: fExp},
-		docstore.Key{Collection: colAttempts, ID: fExp},
+		Field{Collection: colMessages, Name: fVis},
+		Field{Collection: colMessages, Name: fSent},
+		Field{Collection: colGroups, Name: fReady},
+		Field{Collection: colGroups, Name: fIdle},
+		Field{Collection: colDedup, Name: fExp},
+		Field{Collection: colAttempts, Name: fExp},
 	)
 }
+
+// Field names a field of a collection.
+type Field struct{ Collection, Name string }
