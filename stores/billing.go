@@ -10,9 +10,13 @@ import (
 // provider's rules as the store made them.
 type BilledOps struct {
 	Reads, Writes, Deletes int64
+	// Retries are transaction attempts that conflicted with another and
+	// ran again: not billed themselves (their reads are, in Reads), but
+	// what contention costs.
+	Retries int64
 }
 
-// Total is every operation, whatever its kind.
+// Total is every billed operation, whatever its kind.
 func (o BilledOps) Total() int64 { return o.Reads + o.Writes + o.Deletes }
 
 // Biller is what a store whose backend bills per operation offers: what it
@@ -25,7 +29,7 @@ type Biller interface {
 // Tally counts the billed operations of the calls made with its context
 // (see WithTally). Safe for concurrent use.
 type Tally struct {
-	reads, writes, deletes atomic.Int64
+	reads, writes, deletes, retries atomic.Int64
 }
 
 // Add counts o.
@@ -36,11 +40,12 @@ func (t *Tally) Add(o BilledOps) {
 	t.reads.Add(o.Reads)
 	t.writes.Add(o.Writes)
 	t.deletes.Add(o.Deletes)
+	t.retries.Add(o.Retries)
 }
 
 // Ops is what the tally counted.
 func (t *Tally) Ops() BilledOps {
-	return BilledOps{Reads: t.reads.Load(), Writes: t.writes.Load(), Deletes: t.deletes.Load()}
+	return BilledOps{Reads: t.reads.Load(), Writes: t.writes.Load(), Deletes: t.deletes.Load(), Retries: t.retries.Load()}
 }
 
 type tallyKey struct{}

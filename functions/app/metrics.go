@@ -34,6 +34,7 @@ type metrics struct {
 	storeDuration   *prometheus.HistogramVec
 	storeErrors     *prometheus.CounterVec
 	storeBilled     *prometheus.CounterVec
+	storeRetries    *prometheus.CounterVec
 
 	// storeObs caches storeDuration's series by operation: a store call
 	// then costs one map read instead of the vector's hash and lock.
@@ -89,6 +90,10 @@ func newMetrics(b Build) *metrics {
 			Name: "sluice_store_billed_operations_total",
 			Help: "Operations the store's backend bills (Firestore: document reads, writes and deletes), by store operation and kind (read, write, delete). Only stores whose backend bills per operation.",
 		}, []string{"operation", "kind"}),
+		storeRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_store_transaction_retries_total",
+			Help: "Transaction attempts that conflicted with another and ran again, by store operation. Only stores that bill per operation report it.",
+		}, []string{"operation"}),
 	}
 	f(m.requests)
 	f(m.requestDuration)
@@ -98,6 +103,7 @@ func newMetrics(b Build) *metrics {
 	f(m.storeDuration)
 	f(m.storeErrors)
 	f(m.storeBilled)
+	f(m.storeRetries)
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	bi := prometheus.NewGauge(prometheus.GaugeOpts{

@@ -43,6 +43,9 @@ func (t *meteredStore) done(op string, start time.Time, tally *stores.Tally, err
 				t.m.storeBilled.WithLabelValues(op, kind).Add(float64(n))
 			}
 		}
+		if o.Retries > 0 {
+			t.m.storeRetries.WithLabelValues(op).Add(float64(o.Retries))
+		}
 	}
 }
 

@@ -411,7 +411,7 @@ func (r *runner) run(ctx context.Context) *Result {
 	}
 
 	// Billed store operations over the window.
-	type billedPair struct{ a, b map[string]map[string]int64 }
+	type billedPair struct{ a, b *billedScrape }
 	billedDone := make(chan billedPair, 1)
 	go func() {
 		if !sleepUntil(ctx, r.warmEnd) {

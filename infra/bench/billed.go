@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -20,13 +21,28 @@ type BilledStats struct {
 	ByOperation  map[string]map[string]int64 `json:"by_operation"`
 	Total        int64                       `json:"total"`
 	PerLifecycle float64                     `json:"per_lifecycle"`
+	// Retries are transaction attempts that conflicted and ran again, by
+	// store operation; RetriesPerClaim is MessageClaim's per call.
+	Retries         map[string]int64 `json:"retries,omitempty"`
+	RetriesPerClaim float64          `json:"retries_per_claim"`
 }
 
-const billedMetric = "sluice_store_billed_operations_total"
+const (
+	billedMetric  = "sluice_store_billed_operations_total"
+	retriesMetric = "sluice_store_transaction_retries_total"
+	callsMetric   = "sluice_store_operation_duration_seconds"
+)
+
+// billedScrape is what one read of /metrics says of the store.
+type billedScrape struct {
+	billed  map[string]map[string]int64 // operation -> kind -> count
+	retries map[string]int64
+	calls   map[string]int64
+}
 
 // scrapeBilled reads the server's billed-operation counters; nil when the
 // server exports none (its store does not bill per operation).
-func scrapeBilled(ctx context.Context, endpoint string) (map[string]map[string]int64, error) {
+func scrapeBilled(ctx context.Context, endpoint string) (*billedScrape, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(endpoint, "/")+"/metrics", nil)
@@ -50,34 +66,54 @@ func scrapeBilled(ctx context.Context, endpoint string) (map[string]map[string]i
 	if fam == nil {
 		return nil, nil
 	}
-	out := map[string]map[string]int64{}
-	for _, m := range fam.GetMetric() {
-		var op, kind string
+	label := func(m interface {
+		GetLabel() []*dto.LabelPair
+	}, name string) string {
 		for _, l := range m.GetLabel() {
-			switch l.GetName() {
-			case "operation":
-				op = l.GetValue()
-			case "kind":
-				kind = l.GetValue()
+			if l.GetName() == name {
+				return l.GetValue()
 			}
 		}
-		if out[op] == nil {
-			out[op] = map[string]int64{}
+		return ""
+	}
+	out := &billedScrape{billed: map[string]map[string]int64{}, retries: map[string]int64{}, calls: map[string]int64{}}
+	for _, m := range fam.GetMetric() {
+		op, kind := label(m, "operation"), label(m, "kind")
+		if out.billed[op] == nil {
+			out.billed[op] = map[string]int64{}
 		}
-		out[op][kind] = int64(m.GetCounter().GetValue())
+		out.billed[op][kind] = int64(m.GetCounter().GetValue())
+	}
+	if f := fams[retriesMetric]; f != nil {
+		for _, m := range f.GetMetric() {
+			out.retries[label(m, "operation")] = int64(m.GetCounter().GetValue())
+		}
+	}
+	if f := fams[callsMetric]; f != nil {
+		for _, m := range f.GetMetric() {
+			out.calls[label(m, "operation")] = int64(m.GetHistogram().GetSampleCount())
+		}
 	}
 	return out, nil
 }
 
 // billedBetween is b - a, with totals per lifecycle.
-func billedBetween(a, b map[string]map[string]int64, lifecycles int64) *BilledStats {
-	if b == nil {
+func billedBetween(a, b *billedScrape, lifecycles int64) *BilledStats {
+	if a == nil || b == nil {
 		return nil
 	}
-	st := &BilledStats{ByOperation: map[string]map[string]int64{}}
-	for op, kinds := range b {
+	st := &BilledStats{ByOperation: map[string]map[string]int64{}, Retries: map[string]int64{}}
+	for op, n := range b.retries {
+		if d := n - a.retries[op]; d > 0 {
+			st.Retries[op] = d
+		}
+	}
+	if claims := b.calls["MessageClaim"] - a.calls["MessageClaim"]; claims > 0 {
+		st.RetriesPerClaim = float64(st.Retries["MessageClaim"]) / float64(claims)
+	}
+	for op, kinds := range b.billed {
 		for kind, n := range kinds {
-			d := n - a[op][kind]
+			d := n - a.billed[op][kind]
 			if d == 0 {
 				continue
 			}
@@ -103,7 +139,7 @@ func billedText(st *BilledStats, lifecycles int64) string {
 	}
 	sort.Strings(ops)
 	var b strings.Builder
-	fmt.Fprintf(&b, "  billed ops  %.2f per lifecycle (%d in all)\n", st.PerLifecycle, st.Total)
+	fmt.Fprintf(&b, "  billed ops  %.2f per lifecycle (%d in all); transaction retries %.3f per claim\n", st.PerLifecycle, st.Total, st.RetriesPerClaim)
 	per := func(n int64) float64 {
 		if lifecycles == 0 {
 			return 0

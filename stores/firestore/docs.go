@@ -400,8 +400,15 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 		last          *tx
 		fnErr         error
 		reachedCommit bool // some attempt's fn succeeded, so a commit was sent
+		attempts      int64
 	)
+	defer func() {
+		if attempts > 1 {
+			d.bill(ctx, stores.BilledOps{Retries: attempts - 1})
+		}
+	}()
 	err := d.client.RunTransaction(ctx, func(ctx context.Context, t *fs.Transaction) error {
+		attempts++
 		x := &tx{d: d, t: t}
 		last = x
 		fnErr = fn(ctx, x)

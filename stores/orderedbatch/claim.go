@@ -25,9 +25,14 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 		return nil, err
 	}
 	now := nowOr(p.Now)
+	// Alone on the queue (in this process), a claim takes the oldest
+	// candidates; beside other claims it spreads from the start, so that
+	// concurrent receivers do not all lock the same oldest group.
+	crowded := s.claiming(p.QueueID, 1) > 1
+	defer s.claiming(p.QueueID, -1)
 	var res *stores.MessageClaimResult
 	for try := 0; ; try++ {
-		cands, err := s.candidates(ctx, q, p.Max, now, try > 0)
+		cands, err := s.candidates(ctx, q, p.Max, now, crowded || try > 0)
 		if err != nil {
 			return nil, err
 		}

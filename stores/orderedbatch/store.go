@@ -100,6 +100,22 @@ type Store struct {
 	sweep string
 	// known: queues as last read, by name (see knownQueue).
 	known map[string]*queueRec
+	// claims: claims under way, by queue incarnation (see claiming).
+	claims map[string]int
+}
+
+// claiming adds d to the claims under way on a queue and returns how many
+// there are.
+func (s *Store) claiming(inc string, d int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.claims[inc] + d
+	if n <= 0 {
+		delete(s.claims, inc)
+	} else {
+		s.claims[inc] = n
+	}
+	return n
 }
 
 // New returns the protocol over docs. Close closes docs.
@@ -107,7 +123,7 @@ func New(docs docstore.Store, opts Options) *Store {
 	if opts.Name == "" {
 		opts.Name = "orderedbatch"
 	}
-	return &Store{docs: docs, opts: opts, known: map[string]*queueRec{}}
+	return &Store{docs: docs, opts: opts, known: map[string]*queueRec{}, claims: map[string]int{}}
 }
 
 // Traits: no clock of its own (the service passes Now), and moves bounded
@@ -283,7 +299,10 @@ func (t *txn) flush() error {
 }
 
 // run runs fn in a transaction at now (the service always passes Now: the
-// store has no clock of its own; tests pass a fake one).
+// store has no clock of its own; tests pass a fake one). An attempt that
+// runs again after a conflict runs later by the real time that passed, so
+// that a claim retried after lock waits still gives its deliveries their
+// whole visibility timeout from when it returns them.
 func (s *Store) run(ctx context.Context, now time.Time, fn func(t *txn) error) error {
 	if err := s.check(); err != nil {
 		return err
@@ -292,8 +311,15 @@ func (s *Store) run(ctx context.Context, now time.Time, fn func(t *txn) error) e
 		now = time.Now()
 	}
 	now = docstore.Micro(now)
+	began := time.Now()
+	attempts := 0
 	err := s.docs.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-		t := &txn{ctx: ctx, tx: tx, now: now, writes: map[docstore.Key]docstore.Fields{}}
+		attempts++
+		at := now
+		if attempts > 1 {
+			at = docstore.Micro(now.Add(time.Since(began)))
+		}
+		t := &txn{ctx: ctx, tx: tx, now: at, writes: map[docstore.Key]docstore.Fields{}}
 		if err := fn(t); err != nil {
 			return err
 		}

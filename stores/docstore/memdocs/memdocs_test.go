@@ -372,34 +372,35 @@ func TestContention(t *testing.T) {
 	}
 }
 
-// TestPessimisticDeadlock has two transactions lock two keys in opposite
-// orders, each waiting until the other holds its first key: wound-wait
-// must make one retry, and both commit.
+// TestPessimisticDeadlock has two transactions read two keys in opposite
+// orders (shared locks, which both get) and then write both: each commit
+// needs the keys exclusively while the other still holds them shared.
+// Wound-wait must make one retry, and both commit.
 func TestPessimisticDeadlock(t *testing.T) {
 	ctx := testCtx(t)
 	s := New(WithMode(Pessimistic), WithLockTimeout(time.Minute)) // only wound-wait can end it
-	var firstA, firstB sync.Once
-	heldA, heldB := make(chan struct{}), make(chan struct{})
+	var onceA, onceB sync.Once
+	readA, readB := make(chan struct{}), make(chan struct{})
 	move := func(first, second docstore.Key, once *sync.Once, mine, theirs chan struct{}) error {
 		return s.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
-			if _, err := tx.Get(ctx, first); err != nil {
+			if _, err := tx.Get(ctx, first, second); err != nil {
 				return err
 			}
 			ran := false
 			once.Do(func() { ran = true; close(mine) })
 			if ran {
-				<-theirs // the first attempts each hold one key
+				<-theirs // the first attempts each hold both keys shared
 			}
-			if _, err := tx.Get(ctx, second); err != nil {
+			if err := tx.Set(first, docstore.Fields{"by": first.ID}); err != nil {
 				return err
 			}
-			return tx.Set(first, docstore.Fields{"by": first.ID})
+			return tx.Set(second, docstore.Fields{"by": first.ID})
 		})
 	}
 	errs := make(chan error, 2)
-	go func() { errs <- move(k("a"), k("b"), &firstA, heldA, heldB) }()
-	<-heldA // so that the a-first transaction is the older
-	go func() { errs <- move(k("b"), k("a"), &firstB, heldB, heldA) }()
+	go func() { errs <- move(k("a"), k("b"), &onceA, readA, readB) }()
+	<-readA // so that the a-first transaction is the older
+	go func() { errs <- move(k("b"), k("a"), &onceB, readB, readA) }()
 	for range 2 {
 		if err := <-errs; err != nil {
 			t.Errorf("RunTx: %v", err)
@@ -429,6 +430,18 @@ func hold(t *testing.T, s *Store, key docstore.Key) (release func() error) {
 	return func() error { close(done); return <-result }
 }
 
+// writeTx reads key and writes it: its commit needs the key's lock
+// exclusively, so it waits while another transaction holds it, even shared.
+func writeTx(ctx context.Context, s *Store, key docstore.Key) error {
+	return s.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		if _, err := tx.Get(ctx, key); err != nil {
+			return err
+		}
+		return tx.Set(key, docstore.Fields{"by": "writer"})
+	})
+}
+
+// readTx only reads key: a shared lock, which other readers share.
 func readTx(ctx context.Context, s *Store, key docstore.Key) error {
 	return s.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 		_, err := tx.Get(ctx, key)
@@ -436,15 +449,19 @@ func readTx(ctx context.Context, s *Store, key docstore.Key) error {
 	})
 }
 
-// TestPessimisticLockTimeout: a read holds its key until the attempt ends,
-// so another transaction's read waits, each attempt up to the lock
-// timeout, and then gives up with ErrContention.
+// TestPessimisticLockTimeout: a read holds its key shared until the
+// attempt ends: another read shares it, and another transaction's write
+// waits, each attempt up to the lock timeout, and then gives up with
+// ErrContention.
 func TestPessimisticLockTimeout(t *testing.T) {
 	ctx := testCtx(t)
 	s := New(WithMode(Pessimistic), WithLockTimeout(50*time.Millisecond), WithMaxAttempts(2))
 	release := hold(t, s, k("x"))
-	if err := readTx(ctx, s, k("x")); !errors.Is(err, docstore.ErrContention) {
-		t.Errorf("a read while another holds the key: %v, want ErrContention once the waits time out", err)
+	if err := readTx(ctx, s, k("x")); err != nil {
+		t.Errorf("a read while another transaction read the key: %v, want it to share the lock", err)
+	}
+	if err := writeTx(ctx, s, k("x")); !errors.Is(err, docstore.ErrContention) {
+		t.Errorf("a write while another holds the key: %v, want ErrContention once the waits time out", err)
 	}
 	if st := s.Stats(); st.LockTimeouts != 2 {
 		t.Errorf("Stats %+v, want 2 lock timeouts", st)
@@ -468,7 +485,7 @@ func TestPessimisticWaitCanceled(t *testing.T) {
 	defer release()
 	ctx, cancel := context.WithCancel(testCtx(t))
 	waiting := make(chan error, 1)
-	go func() { waiting <- readTx(ctx, s, k("x")) }()
+	go func() { waiting <- writeTx(ctx, s, k("x")) }()
 	for s.Stats().LockWaits == 0 {
 		time.Sleep(time.Millisecond)
 	}
@@ -476,7 +493,7 @@ func TestPessimisticWaitCanceled(t *testing.T) {
 	select {
 	case err := <-waiting:
 		if !errors.Is(err, context.Canceled) {
-			t.Errorf("a read waiting for a lock, canceled: %v, want context.Canceled", err)
+			t.Errorf("a write waiting for a lock, canceled: %v, want context.Canceled", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("canceling the context did not end the wait for a lock")

@@ -45,10 +45,31 @@ type write struct {
 	size   int // DocSize of what is written; a delete counts its key
 }
 
-// keyLock is a held key lock; free is closed when it is released.
+// keyLock is a held key lock, shared by readers or held exclusively by one
+// writer, as Firestore's Standard edition locks: a read takes it shared, a
+// commit takes the keys it writes exclusively (upgrading its own shared
+// lock). free is closed (and replaced) at every release.
 type keyLock struct {
-	holder *attempt
+	excl   *attempt
+	shared map[*attempt]bool
 	free   chan struct{}
+}
+
+// conflicts are the holders a would wait for to take the lock (exclusive
+// or shared).
+func (l *keyLock) conflicts(a *attempt, exclusive bool) []*attempt {
+	var out []*attempt
+	if l.excl != nil && l.excl != a {
+		out = append(out, l.excl)
+	}
+	if exclusive {
+		for h := range l.shared {
+			if h != a {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
 }
 
 // RunTx runs fn in a transaction and commits it, running fn again after a
@@ -135,9 +156,19 @@ func (a *attempt) end() {
 	s := a.s
 	s.mu.Lock()
 	for _, k := range a.held {
-		if l := s.locks[k]; l != nil && l.holder == a {
+		l := s.locks[k]
+		if l == nil {
+			continue
+		}
+		if l.excl == a {
+			l.excl = nil
+		}
+		delete(l.shared, a)
+		close(l.free)
+		if l.excl == nil && len(l.shared) == 0 {
 			delete(s.locks, k)
-			close(l.free)
+		} else {
+			l.free = make(chan struct{})
 		}
 	}
 	s.mu.Unlock()
@@ -226,7 +257,7 @@ func (a *attempt) readsCurrent() bool {
 func (a *attempt) getLocked(ctx context.Context, keys []docstore.Key) ([]*entry, error) {
 	s := a.s
 	for _, k := range sortedKeys(keys) {
-		if err := s.lock(ctx, a, k); err != nil {
+		if err := s.lock(ctx, a, k, false); err != nil {
 			return nil, err
 		}
 	}
@@ -249,33 +280,44 @@ func sortedKeys(keys []docstore.Key) []docstore.Key {
 	return slices.Compact(out)
 }
 
-// lock takes k's lock for a, waiting while another attempt holds it. An
-// older waiter wounds a younger holder, which retries at its next read or
-// lock wait (or commits, if it needs no more locks); a younger waiter
-// waits. A wait that outlasts the lock timeout retries too.
-func (s *Store) lock(ctx context.Context, a *attempt, k docstore.Key) error {
+// lock takes k's lock for a, shared or exclusive, waiting while other
+// attempts hold it in a mode that conflicts. An older waiter wounds the
+// younger holders it waits for, which retry at their next read or lock
+// wait (or commit, if they need no more locks); a younger waiter waits. A
+// wait that outlasts the lock timeout retries too.
+func (s *Store) lock(ctx context.Context, a *attempt, k docstore.Key, exclusive bool) error {
 	var timeout <-chan time.Time
 	for {
 		s.mu.Lock()
-		l := s.locks[k]
-		if l != nil && l.holder == a {
-			s.mu.Unlock()
-			return nil
-		}
 		if a.wounded { // an older transaction waits for what a holds
 			s.mu.Unlock()
 			return errRetry
 		}
+		l := s.locks[k]
 		if l == nil {
-			s.locks[k] = &keyLock{holder: a, free: make(chan struct{})}
+			l = &keyLock{shared: map[*attempt]bool{}, free: make(chan struct{})}
+			s.locks[k] = l
+		}
+		conflicts := l.conflicts(a, exclusive)
+		if len(conflicts) == 0 {
+			if l.excl != a && !l.shared[a] {
+				a.held = append(a.held, k)
+			}
+			if exclusive {
+				l.excl = a
+				delete(l.shared, a)
+			} else if l.excl != a {
+				l.shared[a] = true
+			}
 			s.mu.Unlock()
-			a.held = append(a.held, k)
 			return nil
 		}
-		if h := l.holder; a.age < h.age && !h.wounded {
-			h.wounded = true
-			close(h.woundCh)
-			s.stats.wounds.Add(1)
+		for _, h := range conflicts {
+			if a.age < h.age && !h.wounded {
+				h.wounded = true
+				close(h.woundCh)
+				s.stats.wounds.Add(1)
+			}
 		}
 		free := l.free
 		s.mu.Unlock()
@@ -372,7 +414,7 @@ func (s *Store) commit(ctx context.Context, a *attempt) error {
 			keys[i] = w.key
 		}
 		for _, k := range sortedKeys(keys) {
-			if err := s.lock(ctx, a, k); err != nil {
+			if err := s.lock(ctx, a, k, true); err != nil {
 				return err
 			}
 		}
