@@ -472,3 +472,61 @@ func (p *proxy) heal() {
 	p.down = false
 	p.mu.Unlock()
 }
+
+// What a wake-up is billed, with 2 and 4 instances: one publish is one
+// write, and one read for each listening instance (the publisher's own
+// included: Firestore sends it its own write). Run with -v for the numbers.
+func TestBilledPerWakeup(t *testing.T) {
+	for _, instances := range []int{2, 4} {
+		t.Run(fmt.Sprintf("%d instances", instances), func(t *testing.T) {
+			project := newProject(t)
+			trs := make([]*Transport, instances)
+			recs := make([]*recorder, instances)
+			for i := range trs {
+				trs[i] = open(t, project, Options{})
+				recs[i] = listen(t, trs[i])
+			}
+			total := func() (reads, writes int64) {
+				for _, tr := range trs {
+					b := tr.BilledOps()
+					reads += b.Reads
+					writes += b.Writes
+				}
+				return
+			}
+			r0, w0 := total()
+			const wakeups = 20
+			ctx := context.Background()
+			for k := range wakeups {
+				from := trs[k%instances]
+				if err := from.Publish(ctx, []wake.Event{{Queue: "q", Count: 1}}); err != nil {
+					t.Fatal(err)
+				}
+				for i, rec := range recs {
+					want := (k + 1) - ((k + 1 + instances - 1 - i) / instances) // publishes by the others so far
+					rec.until(t, "the wake-up", func(r *recorder) bool { return len(r.events) >= want })
+				}
+				// and the publisher's own echo, which is billed too
+				deadline := time.Now().Add(10 * time.Second)
+				for {
+					from.mu.Lock()
+					n := len(from.echoes)
+					from.mu.Unlock()
+					if n == 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatal("the publisher's echo never came")
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			r1, w1 := total()
+			reads, writes := float64(r1-r0)/wakeups, float64(w1-w0)/wakeups
+			t.Logf("%d instances: %.2f billed writes and %.2f billed reads per wake-up", instances, writes, reads)
+			if writes != 1 || reads != float64(instances) {
+				t.Errorf("per wake-up: %.2f writes, %.2f reads; want 1 write and %d reads", writes, reads, instances)
+			}
+		})
+	}
+}
