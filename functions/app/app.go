@@ -62,8 +62,9 @@ type Config struct {
 	// Wakeups names the transport that carries wake-ups between instances
 	// (stores/wake): "local" for none (this process is the only instance),
 	// or a URL a linked transport registered (postgres://... for
-	// LISTEN/NOTIFY). Empty means the store's default: its own database for
-	// PostgreSQL, none for the in-memory and embedded stores.
+	// LISTEN/NOTIFY, firestore://... for snapshot listeners). Empty means
+	// the store's default: its own database for PostgreSQL and Firestore,
+	// none for the in-memory and embedded stores.
 	Wakeups string
 	// IdleMemo and RepairInterval are service.Config's; zero means its
 	// default.

@@ -9,7 +9,8 @@ import (
 
 // Importing the package makes firestore://PROJECT[/DATABASE] URLs open
 // Firestore (the emulator when FIRESTORE_EMULATOR_HOST is set, otherwise
-// with Application Default Credentials).
+// with Application Default Credentials). Its instances wake each other
+// through the same URL, which stores/wake/fslisten opens.
 func init() {
 	registry.Register(registry.Driver{
 		Kind:    "firestore",
@@ -21,5 +22,7 @@ func init() {
 			}
 			return Open(ctx, cfg)
 		},
+		// Snapshot listeners on the same database (stores/wake/fslisten).
+		Wakeups: func(t registry.Target) string { return t.URL },
 	})
 }

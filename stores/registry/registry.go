@@ -46,7 +46,8 @@ type Driver struct {
 	Open func(ctx context.Context, target Target, opts Options) (stores.Store, error)
 	// Wakeups, when set, names the wake-up transport instances of this
 	// store use unless told otherwise (stores/wake): PostgreSQL's own
-	// database for LISTEN/NOTIFY. Unset: none (one process owns the data).
+	// database for LISTEN/NOTIFY, Firestore's for snapshot listeners.
+	// Unset: none (one process owns the data).
 	Wakeups func(target Target) string
 }
 

@@ -10,5 +10,6 @@ import (
 	_ "github.com/sluicehq/sluice/stores/memstore"  // mem://, memory://
 	_ "github.com/sluicehq/sluice/stores/pgstore"   // postgres://, postgresql://
 
+	_ "github.com/sluicehq/sluice/stores/wake/fslisten" // --wakeups firestore://: snapshot listeners
 	_ "github.com/sluicehq/sluice/stores/wake/pgnotify" // --wakeups postgres://: LISTEN/NOTIFY
 )
