@@ -149,7 +149,7 @@ func TestKillServingInstance(t *testing.T) { onStores(t, testKillServingInstance
 
 func testKillServingInstance(t *testing.T, kind storeKind) {
 	c := kind.newCluster(t, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	const vis = 2 * time.Second
 	c.createQueue(ctx, "orders.fifo", queueAttrs(true, vis))
@@ -176,6 +176,10 @@ func testKillServingInstance(t *testing.T, kind storeKind) {
 	}
 	if kind.moderate {
 		spec = spec.moderated()
+		// The locks of a transaction the killed instance left open on
+		// the emulator were seen to stall the FIFO queue for about a
+		// minute before the survivors got on.
+		spec.budget = 150 * time.Second
 	}
 	_, stats := runLoad(t, c, spec)
 
