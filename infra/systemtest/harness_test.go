@@ -212,9 +212,9 @@ var multiInstanceStores = []storeKind{
 		newStore: func(t *testing.T) string {
 			return newFirestoreProject(t, requireFirestore(t))
 		},
-		// No wake-up transport reaches other instances on Firestore yet:
-		// when one is the default for firestore://, set crossWake.
-		crossWake: false,
+		// Snapshot listeners (stores/wake/fslisten), the default for
+		// firestore://.
+		crossWake: true,
 		moderate:  true,
 	},
 }
