@@ -238,7 +238,7 @@ func (c *claim) spend(n int) bool {
 	return true
 }
 
-func (c *claim) until() time.Time { return c.t.now.Add(max(c.p.VisibilityTimeout, 0)) }
+func (c *claim) until() time.Time { return c.t.deadline(c.p.VisibilityTimeout) }
 
 // deadLetter reads the dead-letter queue when the claim may redrive.
 func (c *claim) deadLetter() error {

@@ -168,7 +168,7 @@ func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageCh
 		if !rules.VisibilityChangeApplies(res.Outcome, p.ApplyExpired) {
 			return nil
 		}
-		until := t.now.Add(max(p.Timeout, 0))
+		until := t.deadline(p.Timeout)
 		var first time.Time
 		if m != nil {
 			first = m.First

@@ -241,12 +241,18 @@ func trashKey(inc string) docstore.Key { return docstore.Key{Collection: colTras
 // the protocol may compute writes while it still reads; the writes go to
 // the backend at the end, after every read.
 type txn struct {
-	ctx    context.Context
-	tx     docstore.Tx
-	now    time.Time
+	ctx context.Context
+	tx  docstore.Tx
+	now time.Time
+	// late is the real time a retried attempt runs after its call began;
+	// deadlines it sets count from now+late (see Store.run).
+	late   time.Duration
 	writes map[docstore.Key]docstore.Fields // nil value: delete
 	order  []docstore.Key
 }
+
+// deadline is d from now, for an attempt that may run late.
+func (t *txn) deadline(d time.Duration) time.Time { return t.now.Add(t.late + max(d, 0)) }
 
 func (t *txn) get(keys ...docstore.Key) ([]*docstore.Doc, error) {
 	for _, k := range keys {
@@ -299,10 +305,11 @@ func (t *txn) flush() error {
 }
 
 // run runs fn in a transaction at now (the service always passes Now: the
-// store has no clock of its own; tests pass a fake one). An attempt that
-// runs again after a conflict runs later by the real time that passed, so
-// that a claim retried after lock waits still gives its deliveries their
-// whole visibility timeout from when it returns them.
+// store has no clock of its own; tests pass a fake one). Every attempt
+// judges at now; an attempt that runs again after a conflict also knows the
+// real time that passed since the call began (txn.late), so that the
+// deadlines it sets (a claim's visibility) still give the whole timeout
+// from when the call returns.
 func (s *Store) run(ctx context.Context, now time.Time, fn func(t *txn) error) error {
 	if err := s.check(); err != nil {
 		return err
@@ -315,11 +322,10 @@ func (s *Store) run(ctx context.Context, now time.Time, fn func(t *txn) error) e
 	attempts := 0
 	err := s.docs.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 		attempts++
-		at := now
+		t := &txn{ctx: ctx, tx: tx, now: now, writes: map[docstore.Key]docstore.Fields{}}
 		if attempts > 1 {
-			at = docstore.Micro(now.Add(time.Since(began)))
+			t.late = time.Since(began).Truncate(time.Microsecond)
 		}
-		t := &txn{ctx: ctx, tx: tx, now: at, writes: map[docstore.Key]docstore.Fields{}}
 		if err := fn(t); err != nil {
 			return err
 		}
