@@ -2,6 +2,7 @@ package orderedbatch
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -194,7 +195,17 @@ func parseLocator(l string) (gk string, pos int64, ok bool) {
 	if len(l) < 34 || l[32] != '.' {
 		return "", 0, false
 	}
-	if _, err := fmt.Sscanf(l[33:], "%d", &pos); err != nil || pos < 0 {
+	for _, c := range []byte(l[:32]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return "", 0, false // not a group key we made (hashID)
+		}
+	}
+	digits := l[33:]
+	if digits[0] < '0' || digits[0] > '9' {
+		return "", 0, false // no sign: locator writes none
+	}
+	pos, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
 		return "", 0, false
 	}
 	return l[:32], pos, true

@@ -2,7 +2,6 @@ package orderedbatch
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
@@ -36,8 +35,8 @@ func (t *txn) locate(q *queueRec, rs []stores.Receipt) ([]*target, error) {
 			k = groupKey(q.Queue.ID, gk)
 			out[i] = &target{key: k, pos: pos}
 		} else {
-			if r.MessageID == "" || strings.ContainsAny(r.MessageID, "/.") {
-				continue
+			if !messageIDKeyable(r.MessageID) {
+				continue // not an id the service makes: no such message
 			}
 			k = standardKey(q.Queue.ID, r.MessageID)
 			out[i] = &target{key: k}
@@ -76,6 +75,21 @@ func (t *txn) locate(q *queueRec, rs []stores.Receipt) ([]*target, error) {
 		}
 	}
 	return out, nil
+}
+
+// messageIDKeyable: the service's MessageIds are UUIDs; an id from a
+// receipt handle that is not made of their characters names no message
+// (and never becomes a key the backend refuses).
+func messageIDKeyable(id string) bool {
+	if id == "" || len(id) > 100 {
+		return false
+	}
+	for _, c := range []byte(id) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // delivery is what the receipt rules know of the target of a receipt for
