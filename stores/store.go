@@ -261,6 +261,13 @@ type MessageClaimParams struct {
 type ClaimedMessage struct {
 	StoredMessage // ReceiveCount and FirstReceivedAt include this delivery
 	Token         string
+	// Locator is what the store needs, beyond the MessageId, to find the
+	// message again cheaply (a document store's key); empty when it needs
+	// nothing. The service carries it in the receipt handle and gives it
+	// back in Receipt and MessageChangeVisibilityParams. It comes back from
+	// clients, so a store judges it like the token: a wrong one finds
+	// nothing (ReceiptStale or ReceiptGone), never another message.
+	Locator string
 }
 
 type MessageClaimResult struct {
@@ -305,6 +312,7 @@ const (
 type Receipt struct {
 	MessageID string
 	Token     string
+	Locator   string // as the claim returned it (ClaimedMessage.Locator)
 }
 
 type MessageDeleteParams struct {
@@ -327,6 +335,7 @@ type MessageChangeVisibilityParams struct {
 	QueueID   string
 	MessageID string
 	Token     string
+	Locator   string        // as the claim returned it (ClaimedMessage.Locator)
 	Timeout   time.Duration // the message becomes visible this long after now
 	// MaxSinceFirstReceive caps now+Timeout at FirstReceivedAt plus this;
 	// beyond it the store changes nothing and reports TooLong.

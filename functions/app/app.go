@@ -62,8 +62,9 @@ type Config struct {
 	// Wakeups names the transport that carries wake-ups between instances
 	// (stores/wake): "local" for none (this process is the only instance),
 	// or a URL a linked transport registered (postgres://... for
-	// LISTEN/NOTIFY). Empty means the store's default: its own database for
-	// PostgreSQL, none for the in-memory and embedded stores.
+	// LISTEN/NOTIFY, firestore://... for snapshot listeners). Empty means
+	// the store's default: its own database for PostgreSQL and Firestore,
+	// none for the in-memory and embedded stores.
 	Wakeups string
 	// IdleMemo and RepairInterval are service.Config's; zero means its
 	// default.
@@ -196,7 +197,8 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	hub := wake.NewHub(wake.HubOptions{Transport: transport, Logger: logger})
 	build := ReadBuild(cfg.Version)
 	m := newMetrics(build)
-	store := &meteredStore{s: raw, m: m}
+	_, billed := raw.(stores.Biller)
+	store := &meteredStore{s: raw, m: m, billed: billed}
 	svc := service.New(service.Config{
 		Store:          store,
 		Region:         cfg.Region,

@@ -33,6 +33,8 @@ type metrics struct {
 	longPollWakeups *prometheus.CounterVec
 	storeDuration   *prometheus.HistogramVec
 	storeErrors     *prometheus.CounterVec
+	storeBilled     *prometheus.CounterVec
+	storeRetries    *prometheus.CounterVec
 
 	// storeObs caches storeDuration's series by operation: a store call
 	// then costs one map read instead of the vector's hash and lock.
@@ -84,6 +86,14 @@ func newMetrics(b Build) *metrics {
 			Name: "sluice_store_errors_total",
 			Help: "Store operations that failed (not counting answers such as queue not found, nor cancelled calls), by operation.",
 		}, []string{"operation"}),
+		storeBilled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_store_billed_operations_total",
+			Help: "Operations the store's backend bills (Firestore: document reads, writes and deletes), by store operation and kind (read, write, delete). Only stores whose backend bills per operation.",
+		}, []string{"operation", "kind"}),
+		storeRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_store_transaction_retries_total",
+			Help: "Transaction attempts that conflicted with another and ran again, by store operation. Only stores that bill per operation report it.",
+		}, []string{"operation"}),
 	}
 	f(m.requests)
 	f(m.requestDuration)
@@ -92,6 +102,8 @@ func newMetrics(b Build) *metrics {
 	f(m.longPollWakeups)
 	f(m.storeDuration)
 	f(m.storeErrors)
+	f(m.storeBilled)
+	f(m.storeRetries)
 	f(collectors.NewGoCollector())
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	bi := prometheus.NewGauge(prometheus.GaugeOpts{

@@ -14,14 +14,38 @@ import (
 type meteredStore struct {
 	s stores.Store
 	m *metrics
+	// billed: the store bills per operation (stores.Biller), so each call
+	// counts its operations in sluice_store_billed_operations_total.
+	billed bool
 }
 
 var _ stores.Store = (*meteredStore)(nil)
 
-func (t *meteredStore) done(op string, start time.Time, err error) {
+// begin starts timing a call and, when the store bills per operation,
+// gives the call a tally of its own.
+func (t *meteredStore) begin(ctx context.Context) (context.Context, *stores.Tally, time.Time) {
+	var tally *stores.Tally
+	if t.billed {
+		ctx, tally = stores.WithTally(ctx)
+	}
+	return ctx, tally, time.Now()
+}
+
+func (t *meteredStore) done(op string, start time.Time, tally *stores.Tally, err error) {
 	t.m.storeLatency(op).Observe(time.Since(start).Seconds())
 	if err != nil && !expectedStoreErr(err) {
 		t.m.storeErrors.WithLabelValues(op).Inc()
+	}
+	if tally != nil {
+		o := tally.Ops()
+		for kind, n := range map[string]int64{"read": o.Reads, "write": o.Writes, "delete": o.Deletes} {
+			if n > 0 {
+				t.m.storeBilled.WithLabelValues(op, kind).Add(float64(n))
+			}
+		}
+		if o.Retries > 0 {
+			t.m.storeRetries.WithLabelValues(op).Add(float64(o.Retries))
+		}
 	}
 }
 
@@ -38,121 +62,121 @@ func expectedStoreErr(err error) bool {
 }
 
 func (t *meteredStore) QueueCreate(ctx context.Context, p *stores.QueueCreateParams) (*stores.QueueCreateResult, error) {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.QueueCreate(ctx, p)
-	t.done("QueueCreate", start, err)
+	t.done("QueueCreate", start, tally, err)
 	return r, err
 }
 
 func (t *meteredStore) QueueGet(ctx context.Context, p *stores.QueueGetParams) (*stores.Queue, error) {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.QueueGet(ctx, p)
-	t.done("QueueGet", start, err)
+	t.done("QueueGet", start, tally, err)
 	return r, err
 }
 
 func (t *meteredStore) QueueList(ctx context.Context, p *stores.QueueListParams) ([]*stores.Queue, error) {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.QueueList(ctx, p)
-	t.done("QueueList", start, err)
+	t.done("QueueList", start, tally, err)
 	return r, err
 }
 
 func (t *meteredStore) QueueUpdate(ctx context.Context, p *stores.QueueUpdateParams) (*stores.Queue, error) {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.QueueUpdate(ctx, p)
-	t.done("QueueUpdate", start, err)
+	t.done("QueueUpdate", start, tally, err)
 	return r, err
 }
 
 func (t *meteredStore) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) error {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	err := t.s.QueueDelete(ctx, p)
-	t.done("QueueDelete", start, err)
+	t.done("QueueDelete", start, tally, err)
 	return err
 }
 
 func (t *meteredStore) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) error {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	err := t.s.QueuePurge(ctx, p)
-	t.done("QueuePurge", start, err)
+	t.done("QueuePurge", start, tally, err)
 	return err
 }
 
 func (t *meteredStore) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*stores.QueueStats, error) {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.QueueStats(ctx, p)
-	t.done("QueueStats", start, err)
+	t.done("QueueStats", start, tally, err)
 	return r, err
 }
 
 func (t *meteredStore) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.MessageSend(ctx, p)
-	t.done("MessageSend", start, err)
+	t.done("MessageSend", start, tally, err)
 	return r, err
 }
 
 func (t *meteredStore) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.MessageClaim(ctx, p)
-	t.done("MessageClaim", start, err)
+	t.done("MessageClaim", start, tally, err)
 	return r, err
 }
 
 func (t *meteredStore) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.MessageDelete(ctx, p)
-	t.done("MessageDelete", start, err)
+	t.done("MessageDelete", start, tally, err)
 	return r, err
 }
 
 func (t *meteredStore) MessageChangeVisibility(ctx context.Context, p *stores.MessageChangeVisibilityParams) (*stores.MessageChangeVisibilityResult, error) {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.MessageChangeVisibility(ctx, p)
-	t.done("MessageChangeVisibility", start, err)
+	t.done("MessageChangeVisibility", start, tally, err)
 	return r, err
 }
 
 func (t *meteredStore) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*stores.MessageMoveResult, error) {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.MessageMove(ctx, p)
-	t.done("MessageMove", start, err)
+	t.done("MessageMove", start, tally, err)
 	return r, err
 }
 
 func (t *meteredStore) MoveTaskCreate(ctx context.Context, p *stores.MoveTaskCreateParams) error {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	err := t.s.MoveTaskCreate(ctx, p)
-	t.done("MoveTaskCreate", start, err)
+	t.done("MoveTaskCreate", start, tally, err)
 	return err
 }
 
 func (t *meteredStore) MoveTaskList(ctx context.Context, p *stores.MoveTaskListParams) ([]*stores.MoveTask, error) {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.MoveTaskList(ctx, p)
-	t.done("MoveTaskList", start, err)
+	t.done("MoveTaskList", start, tally, err)
 	return r, err
 }
 
 func (t *meteredStore) MoveTaskGet(ctx context.Context, p *stores.MoveTaskGetParams) (*stores.MoveTask, error) {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.MoveTaskGet(ctx, p)
-	t.done("MoveTaskGet", start, err)
+	t.done("MoveTaskGet", start, tally, err)
 	return r, err
 }
 
 func (t *meteredStore) MoveTaskUpdate(ctx context.Context, p *stores.MoveTaskUpdateParams) (*stores.MoveTask, error) {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.MoveTaskUpdate(ctx, p)
-	t.done("MoveTaskUpdate", start, err)
+	t.done("MoveTaskUpdate", start, tally, err)
 	return r, err
 }
 
 func (t *meteredStore) Maintain(ctx context.Context, p *stores.MaintainParams) error {
-	start := time.Now()
+	ctx, tally, start := t.begin(ctx)
 	err := t.s.Maintain(ctx, p)
-	t.done("Maintain", start, err)
+	t.done("Maintain", start, tally, err)
 	return err
 }
 

@@ -24,6 +24,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -64,6 +65,11 @@ type Harness struct {
 	// whole run at go test's timeout. It is a hang guard, never a speed
 	// expectation: keep it well above the slowest call a backend makes.
 	OpTimeout time.Duration
+
+	// Areas, when set, runs only the areas of these names (as Run names
+	// its subtests: "Stress", "FIFO", ...), for a test that repeats some
+	// areas under other conditions. Unset: every area.
+	Areas []string
 
 	// Sequential runs the tests one at a time instead of in parallel, for
 	// backends (emulators) that serialize transactions or dislike concurrent
@@ -122,6 +128,9 @@ func Run(t *testing.T, h Harness) {
 		{"DevSwitches", testDevSwitches},
 	}
 	for _, a := range areas {
+		if len(h.Areas) > 0 && !slices.Contains(h.Areas, a.name) {
+			continue
+		}
 		t.Run(a.name, func(t *testing.T) {
 			s.parallel(t)
 			a.run(t, s)

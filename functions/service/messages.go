@@ -454,7 +454,7 @@ func millis(t time.Time) string { return strconv.FormatInt(t.UnixMilli(), 10) }
 func (s *Service) renderMessage(q *stores.Queue, m stores.ClaimedMessage, sel attributeSelection) contract.Message {
 	out := contract.Message{
 		MessageId:     m.ID,
-		ReceiptHandle: encodeReceipt(receipt{QueueID: q.ID, MessageID: m.ID, Token: m.Token}),
+		ReceiptHandle: encodeReceipt(receipt{QueueID: q.ID, MessageID: m.ID, Token: m.Token, Locator: m.Locator}),
 		MD5OfBody:     m.MD5OfBody,
 		Body:          m.Body,
 	}
@@ -534,7 +534,7 @@ func (s *Service) deleteReceipts(ctx context.Context, q *stores.Queue, handles [
 			errs[i] = err
 			continue
 		}
-		receipts = append(receipts, stores.Receipt{MessageID: r.MessageID, Token: r.Token})
+		receipts = append(receipts, stores.Receipt{MessageID: r.MessageID, Token: r.Token, Locator: r.Locator})
 		at = append(at, i)
 	}
 	if len(receipts) == 0 {
@@ -632,7 +632,7 @@ func (s *Service) changeOne(ctx context.Context, q *stores.Queue, handle string,
 		return false, contract.ErrInvalidValue(*timeout, "VisibilityTimeout", "Must be >= 0 and <= 43200, if provided.")
 	}
 	res, err := s.store.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{
-		QueueName: q.Name, QueueID: q.ID, MessageID: r.MessageID, Token: r.Token,
+		QueueName: q.Name, QueueID: q.ID, MessageID: r.MessageID, Token: r.Token, Locator: r.Locator,
 		Timeout: time.Duration(*timeout) * time.Second, MaxSinceFirstReceive: contract.MaxVisibilityFromFirst,
 		ApplyExpired: !q.FIFO, Now: s.now(),
 	})

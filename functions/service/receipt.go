@@ -8,19 +8,26 @@ import (
 )
 
 // A receipt handle names one delivery: the queue incarnation, the message and
-// the random token of the claim that delivered it. The token makes a handle
-// unguessable; the incarnation keeps a handle from a deleted queue away from
-// a new queue of the same name.
+// the random token of the claim that delivered it, and the store's locator
+// of the message when it has one. The token makes a handle unguessable; the
+// incarnation keeps a handle from a deleted queue away from a new queue of
+// the same name.
 type receipt struct {
 	QueueID   string
 	MessageID string
 	Token     string
+	Locator   string
 }
 
-const receiptVersion = "s1"
+// Version s1 had no locator; s2 adds it as a fifth part. Both decode, so
+// handles issued before stay valid.
+const (
+	receiptVersion1 = "s1"
+	receiptVersion  = "s2"
+)
 
 func encodeReceipt(r receipt) string {
-	raw := receiptVersion + "\x00" + r.QueueID + "\x00" + r.MessageID + "\x00" + r.Token
+	raw := receiptVersion + "\x00" + r.QueueID + "\x00" + r.MessageID + "\x00" + r.Token + "\x00" + r.Locator
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
@@ -34,10 +41,17 @@ func decodeReceipt(h string) (receipt, bool) {
 		return receipt{}, false
 	}
 	parts := strings.Split(string(raw), "\x00")
-	if len(parts) != 4 || parts[0] != receiptVersion || parts[1] == "" || parts[2] == "" || parts[3] == "" {
+	switch {
+	case len(parts) == 4 && parts[0] == receiptVersion1:
+		parts = append(parts, "")
+	case len(parts) == 5 && parts[0] == receiptVersion:
+	default:
 		return receipt{}, false
 	}
-	return receipt{QueueID: parts[1], MessageID: parts[2], Token: parts[3]}, true
+	if parts[1] == "" || parts[2] == "" || parts[3] == "" {
+		return receipt{}, false
+	}
+	return receipt{QueueID: parts[1], MessageID: parts[2], Token: parts[3], Locator: parts[4]}, true
 }
 
 // newToken returns a random claim token.

@@ -260,6 +260,7 @@ type Result struct {
 	Server      *ServerStats    `json:"server,omitempty"`
 	Ceiling     *CeilingResult  `json:"ceiling,omitempty"`
 	Baseline    *BaselineResult `json:"baseline,omitempty"`
+	Billed      *BilledStats    `json:"billed,omitempty"`
 	Interrupted bool            `json:"interrupted,omitempty"`
 	QueueKept   string          `json:"queue_kept,omitempty"` // why the queue could not be deleted
 }
@@ -409,6 +410,23 @@ func (r *runner) run(ctx context.Context) *Result {
 		cw.Go(func() { r.consumer(ctx, consCtx, &cons[c]) })
 	}
 
+	// Billed store operations over the window.
+	type billedPair struct{ a, b *billedScrape }
+	billedDone := make(chan billedPair, 1)
+	go func() {
+		if !sleepUntil(ctx, r.warmEnd) {
+			billedDone <- billedPair{}
+			return
+		}
+		a, err := scrapeBilled(ctx, cfg.Endpoint)
+		if err != nil || a == nil || !sleepUntil(ctx, r.measureEnd) {
+			billedDone <- billedPair{}
+			return
+		}
+		b, _ := scrapeBilled(ctx, cfg.Endpoint)
+		billedDone <- billedPair{a, b}
+	}()
+
 	// CPU use over the window.
 	cpuDone := make(chan *CPUStats, 1)
 	go func() {
@@ -492,6 +510,9 @@ func (r *runner) run(ctx context.Context) *Result {
 		Drained:       drained,
 	}
 	r.order.mu.Unlock()
+	if p := <-billedDone; p.b != nil {
+		res.Billed = billedBetween(p.a, p.b, res.Lifecycles)
+	}
 	if c := <-cpuDone; c != nil {
 		res.CPU = c
 	}

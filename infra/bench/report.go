@@ -67,6 +67,9 @@ func WriteText(w io.Writer, r *Result) {
 	row("end to end (send start → receive returns)", r.EndToEnd)
 	tw.Flush()
 	fmt.Fprintf(w, "  requests    %s; empty receives %d\n", requestsText(r.Requests), r.EmptyReceives)
+	if r.Billed != nil {
+		fmt.Fprint(w, billedText(r.Billed, r.Lifecycles))
+	}
 	fmt.Fprintf(w, "  errors      %d", r.Errors)
 	for _, a := range slices.Sorted(maps.Keys(r.ErrorsByAction)) {
 		fmt.Fprintf(w, " [%s %d]", a, r.ErrorsByAction[a])

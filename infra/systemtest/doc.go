@@ -1,11 +1,18 @@
 // Package systemtest holds system tests of sluice: real `sluice serve`
-// processes over a real PostgreSQL, driven over HTTP by the AWS SDK for Go
-// v2. They check what only a deployment shows: several stateless instances
+// processes over a real PostgreSQL, or the Firestore emulator, driven over
+// HTTP by the AWS SDK for Go v2. They check what only a deployment shows: several stateless instances
 // acting as one queue service, an instance killed mid-load, a database
 // restart under load, and bad requests leaving no partial state. Two tests
 // run `sluice serve` on the embedded store instead: killed with SIGKILL
 // under load, and on a disk that fills up (that one mounts a tmpfs: it
 // needs root, and skips without it unless CI=true).
+//
+// The multi-instance tests (TestThreeInstancesActAsOne,
+// TestKillServingInstance) run once per shared store, as subtests
+// "postgres" and "firestore" (multiInstanceStores). The Firestore ones need
+// FIRESTORE_EMULATOR_HOST (infra/scripts/firestore.sh); each uses a project
+// id of its own. Without it they skip, unless CI=true or
+// SLUICE_REQUIRE_FIRESTORE=1, where they fail.
 //
 // The PostgreSQL tests need DATABASE_URL (a PostgreSQL the tests may create and drop
 // databases in); `make test-go` provides it through

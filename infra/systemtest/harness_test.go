@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -106,6 +107,135 @@ func newDatabase(t *testing.T, adminURL string) string {
 	du.Path = "/" + name
 	t.Logf("database %s on %s", name, u.Host)
 	return du.String()
+}
+
+// ---- Firestore
+
+// requireFirestore returns FIRESTORE_EMULATOR_HOST, or skips the test
+// (fails it in CI or with SLUICE_REQUIRE_FIRESTORE=1) when it is not set.
+func requireFirestore(t *testing.T) string {
+	t.Helper()
+	h := os.Getenv("FIRESTORE_EMULATOR_HOST")
+	if h == "" {
+		const how = "start the emulator with: eval \"$(bash infra/scripts/firestore.sh start)\" (make test-go does this)"
+		ci := strings.ToLower(os.Getenv("CI"))
+		if ci == "true" || ci == "1" || os.Getenv("SLUICE_REQUIRE_FIRESTORE") == "1" {
+			t.Fatalf("FIRESTORE_EMULATOR_HOST is not set, and CI=true or SLUICE_REQUIRE_FIRESTORE=1 forbids skipping; %s", how)
+		}
+		t.Skipf("FIRESTORE_EMULATOR_HOST is not set: the Firestore system tests need the emulator; %s", how)
+	}
+	if sluiceBin == "" {
+		t.Fatal("the sluice binary was not built (TestMain)")
+	}
+	return h
+}
+
+// newFirestoreProject returns the store URL firestore://systest-<random>: a
+// project of the test's own on the emulator, which keeps every project
+// apart. Its documents are deleted when the test ends (after the instances
+// using it, which are stopped first). The instances reach the emulator
+// through FIRESTORE_EMULATOR_HOST, which they inherit.
+func newFirestoreProject(t *testing.T, host string) string {
+	t.Helper()
+	suffix := make([]byte, 6)
+	_, _ = rand.Read(suffix)
+	project := "systest-" + hex.EncodeToString(suffix)
+	t.Cleanup(func() {
+		// The emulator's own endpoint that deletes a database's documents.
+		// It answers 409 Conflict ("Transaction lock timeout") while a
+		// transaction holds locks, as those a killed instance left open do
+		// for longer than a test should wait: try again for a few seconds.
+		// Only housekeeping: a failure is logged, and the project's
+		// documents stay in the emulator's memory.
+		u := "http://" + host + "/emulator/v1/projects/" + project + "/databases/(default)/documents"
+		hc := &http.Client{Timeout: 30 * time.Second}
+		var last string
+		for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+			req, err := http.NewRequest(http.MethodDelete, u, nil)
+			if err != nil {
+				t.Logf("clearing Firestore project %s: %v", project, err)
+				return
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				last = err.Error()
+				continue
+			}
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			last = resp.Status + ": " + strings.TrimSpace(string(body))
+		}
+		t.Logf("clearing Firestore project %s on the emulator: %s", project, last)
+	})
+	t.Logf("Firestore project %s on the emulator at %s", project, host)
+	return "firestore://" + project
+}
+
+// ---- the stores the multi-instance tests run on
+
+// storeKind is a shared store that several `sluice serve` processes can
+// run on as one SQS. The multi-instance tests run once on each (see
+// onStores), as subtests named after it.
+type storeKind struct {
+	name string
+	// newStore returns a store URL of the test's own, or skips the test
+	// (fails it in CI) when the service behind it is missing.
+	newStore func(t *testing.T) string
+	// crossWake tells whether `sluice serve` on this store has, by
+	// default, a wake-up transport between instances (PostgreSQL:
+	// LISTEN/NOTIFY on the store's database). Without one a long poll
+	// learns of a send through another instance only from its periodic
+	// check of the store (service.repairInterval, 2 s): the wake-up probes
+	// then check that every long poll is answered with its message within
+	// its wait, not how fast.
+	crossWake bool
+	// moderate: the store is slow under contention (the Firestore
+	// emulator locks pessimistically and breaks deadlocks only by a lock
+	// timeout of about 2 s), so the loads on it are cut down
+	// (loadSpec.moderated) and long polls across instances wait longer.
+	moderate bool
+}
+
+var multiInstanceStores = []storeKind{
+	{
+		name: "postgres",
+		newStore: func(t *testing.T) string {
+			return newDatabase(t, requirePostgres(t))
+		},
+		crossWake: true,
+	},
+	{
+		name: "firestore",
+		newStore: func(t *testing.T) string {
+			return newFirestoreProject(t, requireFirestore(t))
+		},
+		// Snapshot listeners (stores/wake/fslisten), the default for
+		// firestore://.
+		crossWake: true,
+		moderate:  true,
+	},
+}
+
+// onStores runs test as one subtest per store in multiInstanceStores.
+func onStores(t *testing.T, test func(t *testing.T, k storeKind)) {
+	for _, k := range multiInstanceStores {
+		t.Run(k.name, func(t *testing.T) { test(t, k) })
+	}
+}
+
+// newCluster starts n instances on a store of the test's own.
+func (k storeKind) newCluster(t *testing.T, n int) *cluster {
+	t.Helper()
+	c := newCluster(t, k.newStore(t), n)
+	c.crossWake = k.crossWake
+	if !k.crossWake {
+		// Room for a periodic check or two that finds the rows locked.
+		c.probeWait = 10
+	}
+	return c
 }
 
 func redact(s string) string {
@@ -393,6 +523,11 @@ type cluster struct {
 	insts   []*instance
 	clients []*sqs.Client
 	hc      *http.Client
+	// crossWake: a send through one instance wakes long polls on the
+	// others at once (storeKind.crossWake); probeWait is the probes' long
+	// poll's WaitTimeSeconds.
+	crossWake bool
+	probeWait int32
 	// urls[queue][i] is the queue's URL as instance i names it.
 	mu   sync.Mutex
 	urls map[string][]string
@@ -400,7 +535,7 @@ type cluster struct {
 
 func newCluster(t *testing.T, store string, n int) *cluster {
 	t.Helper()
-	c := &cluster{t: t, hc: newHTTPClient(), urls: map[string][]string{}}
+	c := &cluster{t: t, hc: newHTTPClient(), urls: map[string][]string{}, crossWake: true, probeWait: 5}
 	for i := range n {
 		in := startInstance(t, fmt.Sprintf("sluice-%c", 'A'+i), store)
 		c.insts = append(c.insts, in)
@@ -494,7 +629,7 @@ const (
 
 var probeSeq atomic.Int64
 
-// probe starts a long poll (WaitTimeSeconds=5) on queue through instance
+// probe starts a long poll (WaitTimeSeconds=c.probeWait) on queue through instance
 // poller, sends one message through instance sender and measures how soon
 // the poll answers with it. The queue must be empty and used by nobody else.
 func (c *cluster) probe(ctx context.Context, queue string, poller, sender int) probeResult {
@@ -510,7 +645,7 @@ func (c *cluster) probe(ctx context.Context, queue string, poller, sender int) p
 	go func() {
 		out, err := c.clients[poller].ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl: aws.String(c.url(queue, poller)), MaxNumberOfMessages: 1,
-			WaitTimeSeconds: 5, VisibilityTimeout: 30,
+			WaitTimeSeconds: c.probeWait, VisibilityTimeout: 30,
 		})
 		ch <- got{out, err, time.Now()}
 	}()
@@ -532,7 +667,7 @@ func (c *cluster) probe(ctx context.Context, queue string, poller, sender int) p
 	case g.err != nil:
 		res.err = fmt.Errorf("long poll: %w", g.err)
 	case len(g.out.Messages) == 0:
-		res.err = fmt.Errorf("long poll (WaitTimeSeconds=5) ended empty %s after the send through %s", g.at.Sub(sent).Round(time.Millisecond), res.sender)
+		res.err = fmt.Errorf("long poll (WaitTimeSeconds=%d) ended empty %s after the send through %s", c.probeWait, g.at.Sub(sent).Round(time.Millisecond), res.sender)
 	case aws.ToString(g.out.Messages[0].Body) != body:
 		res.err = fmt.Errorf("long poll got %q, want %q", aws.ToString(g.out.Messages[0].Body), body)
 	default:

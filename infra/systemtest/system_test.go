@@ -33,7 +33,8 @@ func queueAttrs(fifo bool, visibility time.Duration) map[string]string {
 	return a
 }
 
-// TestThreeInstancesActAsOne runs three instances on one database under a
+// TestThreeInstancesActAsOne runs three instances on one store (once on
+// each of multiInstanceStores) under a
 // mixed load: producers spread over the instances send to a FIFO queue (16
 // groups; some sends repeated with the same deduplication id through
 // another instance, some sent through two instances at once) and a
@@ -41,12 +42,13 @@ func queueAttrs(fifo bool, visibility time.Duration) map[string]string {
 // receive (some long polling) and delete, often through another instance
 // than the one that received. Visibility timeouts are long, so FIFO must be
 // exactly once. Meanwhile wake-up probes check that a long poll on one
-// instance wakes on a send through another (LISTEN/NOTIFY across
-// processes).
-func TestThreeInstancesActAsOne(t *testing.T) {
-	admin := requirePostgres(t)
-	db := newDatabase(t, admin)
-	c := newCluster(t, db, 3)
+// instance is answered by a send through another: woken at once where the
+// store has a wake-up transport across processes (PostgreSQL's
+// LISTEN/NOTIFY), by its periodic check otherwise.
+func TestThreeInstancesActAsOne(t *testing.T) { onStores(t, testThreeInstancesActAsOne) }
+
+func testThreeInstancesActAsOne(t *testing.T, kind storeKind) {
+	c := kind.newCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const vis = 60 * time.Second
@@ -65,8 +67,11 @@ func TestThreeInstancesActAsOne(t *testing.T) {
 		// Every ordered pair of instances: poll on one, send through another.
 		probe: func(ctx context.Context) { probes = allPairs(ctx, c, "probe") },
 	}
+	if kind.moderate {
+		spec = spec.moderated()
+	}
 	runLoad(t, c, spec)
-	checkProbes(t, "during the load", probes, len(c.insts)*(len(c.insts)-1),
+	checkProbes(t, c, "during the load", probes, len(c.insts)*(len(c.insts)-1),
 		func() []probeResult { return allPairs(ctx, c, "probe") })
 	for _, in := range c.insts {
 		t.Logf("%s log: %s", in.name, in.logSummary())
@@ -74,11 +79,12 @@ func TestThreeInstancesActAsOne(t *testing.T) {
 }
 
 // checkProbes fails the test when a probe's long poll was not answered
-// with its message, or when the median wake-up latency shows that polls are
-// woken by their periodic re-check rather than by NOTIFY. On a busy machine
-// the latency can be high for other reasons: then again, at most twice,
-// runs another round (retry) and judges the latency by that one.
-func checkProbes(t *testing.T, when string, probes []probeResult, want int, again func() []probeResult) {
+// with its message, or, where the cluster has a wake-up transport across
+// instances (c.crossWake), when the median wake-up latency shows that polls
+// are woken by their periodic re-check rather than by it. On a busy
+// machine the latency can be high for other reasons: then again, at most
+// twice, runs another round (retry) and judges the latency by that one.
+func checkProbes(t *testing.T, c *cluster, when string, probes []probeResult, want int, again func() []probeResult) {
 	t.Helper()
 	judge := func(when string, probes []probeResult) (failed int, med time.Duration) {
 		var s []string
@@ -100,6 +106,11 @@ func checkProbes(t *testing.T, when string, probes []probeResult, want int, agai
 		t.Errorf("only %d of %d wake-up probes ran %s", len(probes), want, when)
 	}
 	failed, med := judge(when, probes)
+	if !c.crossWake {
+		// Only the periodic check can answer them: it did, if none failed.
+		t.Logf("no wake-up transport across instances on this store: long polls %s were answered by their periodic check of the store", when)
+		return
+	}
 	for round := 1; round <= 2 && failed < len(probes) && med >= notifyFast && again != nil; round++ {
 		t.Logf("median wake-up latency %s is not below %s: another round", med.Round(time.Millisecond), notifyFast)
 		when = fmt.Sprintf("%s, round %d", when, round+1)
@@ -126,18 +137,19 @@ func allPairs(ctx context.Context, c *cluster, queue string) []probeResult {
 	return out
 }
 
-// TestKillServingInstance kills one of three instances with SIGKILL in the
+// TestKillServingInstance kills one of three instances (on one store, once
+// on each of multiInstanceStores) with SIGKILL in the
 // middle of a mixed load. Its in-flight requests fail at the clients, which
 // go on through the other instances; its consumers die with it, and the
 // messages they held (received, not deleted) must come back after the 2 s
 // visibility timeout. No acknowledged send may be lost, FIFO
 // order must hold in the sequence of deliveries, and the survivors must
-// keep serving.
-func TestKillServingInstance(t *testing.T) {
-	admin := requirePostgres(t)
-	db := newDatabase(t, admin)
-	c := newCluster(t, db, 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+// keep serving, and answer each other's long polls.
+func TestKillServingInstance(t *testing.T) { onStores(t, testKillServingInstance) }
+
+func testKillServingInstance(t *testing.T, kind storeKind) {
+	c := kind.newCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	const vis = 2 * time.Second
 	c.createQueue(ctx, "orders.fifo", queueAttrs(true, vis))
@@ -162,6 +174,13 @@ func TestKillServingInstance(t *testing.T) {
 			t.Logf("killed %s (pid %d) with SIGKILL", victim.name, victim.cmd.Process.Pid)
 		},
 	}
+	if kind.moderate {
+		spec = spec.moderated()
+		// The locks of a transaction the killed instance left open on
+		// the emulator were seen to stall the FIFO queue for about a
+		// minute before the survivors got on.
+		spec.budget = 150 * time.Second
+	}
 	_, stats := runLoad(t, c, spec)
 
 	if killedAt.IsZero() {
@@ -184,9 +203,9 @@ func TestKillServingInstance(t *testing.T) {
 			t.Errorf("survivor %s exited: %v", in.name, in.waitErr)
 		}
 	}
-	// The survivors still wake each other's long polls.
+	// The survivors still wake (or at least answer) each other's long polls.
 	again := func() []probeResult { return append(allPairs(ctx, c, "probe"), allPairs(ctx, c, "probe")...) }
-	checkProbes(t, "after the kill, between the survivors", again(), 4, again)
+	checkProbes(t, c, "after the kill, between the survivors", again(), 4, again)
 	t.Logf("requests that failed at the clients (after the SDK's own retries): %d", stats.failures())
 	for _, in := range c.insts {
 		t.Logf("%s log: %s", in.name, in.logSummary())
@@ -308,7 +327,7 @@ func TestPostgresRestart(t *testing.T) {
 	}
 	// And at the end, once more.
 	again := func() []probeResult { return append(allPairs(ctx, c, "probe"), allPairs(ctx, c, "probe")...) }
-	checkProbes(t, "after the load", again(), 4, again)
+	checkProbes(t, c, "after the load", again(), 4, again)
 	for _, in := range c.insts {
 		t.Logf("%s log: %s", in.name, in.logSummary())
 	}

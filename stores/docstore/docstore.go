@@ -92,7 +92,9 @@ type Index struct {
 // applied at commit, all or none.
 type Tx interface {
 	// Get reads documents by key, one result per key (nil when missing),
-	// as of the transaction. A document read here is guarded: if someone
+	// as of the transaction: every read of one attempt sees the same
+	// consistent state (a snapshot, or documents locked as they are read),
+	// so an attempt never acts on a torn view. A document read here is guarded: if someone
 	// else changes it (or creates it, when it was missing) before this
 	// transaction commits, one of the two is retried.
 	Get(ctx context.Context, keys ...Key) ([]*Doc, error)
@@ -112,6 +114,9 @@ type Store interface {
 	// Count counts the documents a query (without Limit or StartAfter)
 	// matches.
 	Count(ctx context.Context, q Query) (int64, error)
+	// Sum adds up an int64 field over the documents a query (without Limit
+	// or StartAfter) matches; documents without it add nothing.
+	Sum(ctx context.Context, q Query, field string) (int64, error)
 	// RunTx runs fn in a transaction and commits it, running fn again from
 	// the start when the transaction conflicts with another (so fn must not
 	// keep state across attempts, and sees each attempt's own reads). An

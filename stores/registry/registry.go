@@ -13,6 +13,7 @@
 //	embedded:///abs/dir              (the same, spelled for what it is)
 //	/abs/dir, ./rel/dir              a plain path (no "://"): embedded there
 //	postgres://..., postgresql://... PostgreSQL, a pgx connection string (pgstore)
+//	firestore://PROJECT[/DATABASE]   Firestore (stores/firestore)
 //
 // A URL without "://" (a plain path, or the empty URL) goes to the one
 // driver registered with Schemeless set.
@@ -45,7 +46,8 @@ type Driver struct {
 	Open func(ctx context.Context, target Target, opts Options) (stores.Store, error)
 	// Wakeups, when set, names the wake-up transport instances of this
 	// store use unless told otherwise (stores/wake): PostgreSQL's own
-	// database for LISTEN/NOTIFY. Unset: none (one process owns the data).
+	// database for LISTEN/NOTIFY, Firestore's for snapshot listeners.
+	// Unset: none (one process owns the data).
 	Wakeups func(target Target) string
 }
 

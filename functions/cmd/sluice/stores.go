@@ -5,9 +5,11 @@ package main
 // this list is all that decides what --store can open. Wake-up transports
 // register the same way, for --wakeups.
 import (
-	_ "github.com/sluicehq/sluice/stores/embedded" // file://, embedded://, plain paths, the default
-	_ "github.com/sluicehq/sluice/stores/memstore" // mem://, memory://
-	_ "github.com/sluicehq/sluice/stores/pgstore"  // postgres://, postgresql://
+	_ "github.com/sluicehq/sluice/stores/embedded"  // file://, embedded://, plain paths, the default
+	_ "github.com/sluicehq/sluice/stores/firestore" // firestore://PROJECT[/DATABASE]
+	_ "github.com/sluicehq/sluice/stores/memstore"  // mem://, memory://
+	_ "github.com/sluicehq/sluice/stores/pgstore"   // postgres://, postgresql://
 
+	_ "github.com/sluicehq/sluice/stores/wake/fslisten" // --wakeups firestore://: snapshot listeners
 	_ "github.com/sluicehq/sluice/stores/wake/pgnotify" // --wakeups postgres://: LISTEN/NOTIFY
 )

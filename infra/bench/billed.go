@@ -1,0 +1,154 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// BilledStats are the store operations the server's backend bills
+// (sluice_store_billed_operations_total, for stores that bill per
+// operation: Firestore) over the measured window, by store operation and
+// kind, and per lifecycle.
+type BilledStats struct {
+	ByOperation  map[string]map[string]int64 `json:"by_operation"`
+	Total        int64                       `json:"total"`
+	PerLifecycle float64                     `json:"per_lifecycle"`
+	// Retries are transaction attempts that conflicted and ran again, by
+	// store operation; RetriesPerClaim is MessageClaim's per call.
+	Retries         map[string]int64 `json:"retries,omitempty"`
+	RetriesPerClaim float64          `json:"retries_per_claim"`
+}
+
+const (
+	billedMetric  = "sluice_store_billed_operations_total"
+	retriesMetric = "sluice_store_transaction_retries_total"
+	callsMetric   = "sluice_store_operation_duration_seconds"
+)
+
+// billedScrape is what one read of /metrics says of the store.
+type billedScrape struct {
+	billed  map[string]map[string]int64 // operation -> kind -> count
+	retries map[string]int64
+	calls   map[string]int64
+}
+
+// scrapeBilled reads the server's billed-operation counters; nil when the
+// server exports none (its store does not bill per operation).
+func scrapeBilled(ctx context.Context, endpoint string) (*billedScrape, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(endpoint, "/")+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("parsing /metrics: %w", err)
+	}
+	fam := fams[billedMetric]
+	if fam == nil {
+		return nil, nil
+	}
+	label := func(m interface {
+		GetLabel() []*dto.LabelPair
+	}, name string) string {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == name {
+				return l.GetValue()
+			}
+		}
+		return ""
+	}
+	out := &billedScrape{billed: map[string]map[string]int64{}, retries: map[string]int64{}, calls: map[string]int64{}}
+	for _, m := range fam.GetMetric() {
+		op, kind := label(m, "operation"), label(m, "kind")
+		if out.billed[op] == nil {
+			out.billed[op] = map[string]int64{}
+		}
+		out.billed[op][kind] = int64(m.GetCounter().GetValue())
+	}
+	if f := fams[retriesMetric]; f != nil {
+		for _, m := range f.GetMetric() {
+			out.retries[label(m, "operation")] = int64(m.GetCounter().GetValue())
+		}
+	}
+	if f := fams[callsMetric]; f != nil {
+		for _, m := range f.GetMetric() {
+			out.calls[label(m, "operation")] = int64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return out, nil
+}
+
+// billedBetween is b - a, with totals per lifecycle.
+func billedBetween(a, b *billedScrape, lifecycles int64) *BilledStats {
+	if a == nil || b == nil {
+		return nil
+	}
+	st := &BilledStats{ByOperation: map[string]map[string]int64{}, Retries: map[string]int64{}}
+	for op, n := range b.retries {
+		if d := n - a.retries[op]; d > 0 {
+			st.Retries[op] = d
+		}
+	}
+	if claims := b.calls["MessageClaim"] - a.calls["MessageClaim"]; claims > 0 {
+		st.RetriesPerClaim = float64(st.Retries["MessageClaim"]) / float64(claims)
+	}
+	for op, kinds := range b.billed {
+		for kind, n := range kinds {
+			d := n - a.billed[op][kind]
+			if d == 0 {
+				continue
+			}
+			if st.ByOperation[op] == nil {
+				st.ByOperation[op] = map[string]int64{}
+			}
+			st.ByOperation[op][kind] = d
+			st.Total += d
+		}
+	}
+	if lifecycles > 0 {
+		st.PerLifecycle = float64(st.Total) / float64(lifecycles)
+	}
+	return st
+}
+
+// billedText is one line per store operation: its reads, writes and
+// deletes per lifecycle.
+func billedText(st *BilledStats, lifecycles int64) string {
+	var ops []string
+	for op := range st.ByOperation {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	var b strings.Builder
+	fmt.Fprintf(&b, "  billed ops  %.2f per lifecycle (%d in all); transaction retries %.3f per claim\n", st.PerLifecycle, st.Total, st.RetriesPerClaim)
+	per := func(n int64) float64 {
+		if lifecycles == 0 {
+			return 0
+		}
+		return float64(n) / float64(lifecycles)
+	}
+	for _, op := range ops {
+		k := st.ByOperation[op]
+		fmt.Fprintf(&b, "    %-24s reads %.2f  writes %.2f  deletes %.2f\n", op, per(k["read"]), per(k["write"]), per(k["delete"]))
+	}
+	return b.String()
+}

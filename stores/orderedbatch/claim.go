@@ -1,0 +1,608 @@
+package orderedbatch
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/docstore"
+	"github.com/sluicehq/sluice/stores/rules"
+)
+
+// claimRetries: a claim whose candidates were all taken by other receivers
+// looks again this many times.
+const claimRetries = 2
+
+func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	q, err := s.knownQueue(ctx, p.QueueName, p.QueueID)
+	if err != nil {
+		return nil, err
+	}
+	now := nowOr(p.Now)
+	// Alone on the queue (in this process), a claim takes the oldest
+	// candidates; beside other claims it spreads from the start, so that
+	// concurrent receivers do not all lock the same oldest group.
+	crowded := s.claiming(p.QueueID, 1) > 1
+	defer s.claiming(p.QueueID, -1)
+	var res *stores.MessageClaimResult
+	for try := 0; ; try++ {
+		cands, err := s.candidates(ctx, q, p.Max, now, crowded || try > 0)
+		if err != nil {
+			return nil, err
+		}
+		var lost, stale bool
+		err = s.run(ctx, now, func(t *txn) error {
+			cur, err := t.queue(p.QueueName, p.QueueID)
+			if err != nil {
+				return err
+			}
+			if stale = cur.Gen != q.Gen; stale {
+				return nil // purged since: look again in the new generation
+			}
+			q = cur
+			c := &claim{t: t, q: q, p: p, payloads: newPayloads(t), res: &stores.MessageClaimResult{}, budget: s.txBudget()}
+			if q.Queue.FIFO {
+				err = c.fifo(cands)
+			} else {
+				err = c.standard(cands)
+			}
+			if err != nil {
+				return err
+			}
+			res, lost = c.res, c.lost
+			return nil
+		})
+		if err != nil {
+			if errors.Is(err, stores.ErrQueueNotFound) {
+				s.forget(p.QueueName)
+			}
+			return nil, err
+		}
+		if stale {
+			s.forget(p.QueueName)
+			if q, err = s.knownQueue(ctx, p.QueueName, p.QueueID); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if len(res.Messages) > 0 || !lost || try >= claimRetries {
+			break
+		}
+	}
+	if len(res.Messages) == 0 {
+		if res.NextChange, err = s.nextChange(ctx, q, now); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// knownQueue returns the queue as this instance last read it, which names
+// the incarnation and generation that candidate queries look in (the
+// claim's transaction reads the queue again and looks again when a purge
+// changed the generation meanwhile), saving a read per receive.
+func (s *Store) knownQueue(ctx context.Context, name, id string) (*queueRec, error) {
+	s.mu.Lock()
+	q := s.known[name]
+	s.mu.Unlock()
+	if q != nil && (id == "" || q.Queue.ID == id) {
+		return q, nil
+	}
+	q, err := s.readQueue(ctx, name, id)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if len(s.known) >= maxKnown {
+		clear(s.known)
+	}
+	s.known[name] = q
+	s.mu.Unlock()
+	return q, nil
+}
+
+// maxKnown bounds the queues knownQueue remembers.
+const maxKnown = 10000
+
+func (s *Store) forget(name string) {
+	s.mu.Lock()
+	delete(s.known, name)
+	s.mu.Unlock()
+}
+
+// readQueue reads the live queue outside a transaction (for the queries
+// that find candidates; the transaction checks it again).
+func (s *Store) readQueue(ctx context.Context, name, id string) (*queueRec, error) {
+	ds, err := s.docs.Get(ctx, queueKey(name))
+	if err != nil {
+		return nil, s.mapErr(err)
+	}
+	q, err := decodeQueue(ds[0])
+	if err != nil {
+		return nil, err
+	}
+	if q == nil || !q.Live || (id != "" && id != q.Queue.ID) {
+		return nil, stores.ErrQueueNotFound
+	}
+	return q, nil
+}
+
+// candidates finds documents that may hold claimable messages: FIFO groups
+// whose head may be claimable, or visible Standard messages, oldest first.
+// With spread (a claim that lost its candidates to other receivers looks
+// again) it asks one random shard first, so that concurrent receivers
+// spread instead of all fighting over the oldest few, and all shards when
+// that one has too few.
+func (s *Store) candidates(ctx context.Context, q *queueRec, max int, now time.Time, spread bool) ([]docstore.Key, error) {
+	col, field := colMessages, fVis
+	if q.Queue.FIFO {
+		col, field = colGroups, fReady
+	}
+	base := []docstore.Filter{
+		{Field: fInc, Op: docstore.Eq, Value: q.Queue.ID},
+		{Field: fGen, Op: docstore.Eq, Value: q.Gen},
+	}
+	var until any = now
+	if q.Queue.FIFO {
+		until = rankUntil(now)
+	}
+	query := func(shard docstore.Filter) ([]*docstore.Doc, error) {
+		return s.docs.Query(ctx, docstore.Query{
+			Collection: col,
+			Filters:    append(slices.Clone(base), shard, docstore.Filter{Field: field, Op: docstore.Le, Value: until}),
+			Order:      []docstore.Order{{Field: field}},
+			Limit:      max,
+		})
+	}
+	var docs []*docstore.Doc
+	if spread {
+		var err error
+		if docs, err = query(docstore.Filter{Field: fShard, Op: docstore.Eq, Value: randomShard()}); err != nil {
+			return nil, s.mapErr(err)
+		}
+	}
+	if len(docs) < max {
+		more, err := query(docstore.Filter{Field: fShard, Op: docstore.In, Value: allShards()})
+		if err != nil {
+			return nil, s.mapErr(err)
+		}
+		docs = append(docs, more...)
+	}
+	var keys []docstore.Key
+	seen := map[docstore.Key]bool{}
+	for _, d := range docs {
+		if !seen[d.Key] && len(keys) < max {
+			seen[d.Key] = true
+			keys = append(keys, d.Key)
+		}
+	}
+	return keys, nil
+}
+
+// nextChange finds when the next delayed or in-flight message becomes
+// visible, for long polls to wake then.
+func (s *Store) nextChange(ctx context.Context, q *queueRec, now time.Time) (time.Time, error) {
+	col, field := colMessages, fVis
+	var after any = now
+	if q.Queue.FIFO {
+		col, field, after = colGroups, fReady, rankUntil(now)
+	}
+	docs, err := s.docs.Query(ctx, docstore.Query{
+		Collection: col,
+		Filters: []docstore.Filter{
+			{Field: fInc, Op: docstore.Eq, Value: q.Queue.ID},
+			{Field: fGen, Op: docstore.Eq, Value: q.Gen},
+			{Field: fShard, Op: docstore.In, Value: allShards()},
+			{Field: field, Op: docstore.Gt, Value: after},
+		},
+		Order: []docstore.Order{{Field: field}},
+		Limit: 1,
+	})
+	if err != nil || len(docs) == 0 {
+		return time.Time{}, s.mapErr(err)
+	}
+	if r, ok := docs[0].Fields[field].(int64); ok {
+		return rankTime(r), nil
+	}
+	t, _ := docs[0].Fields[field].(time.Time)
+	return t, nil
+}
+
+// claim is one claim's transaction attempt.
+type claim struct {
+	t        *txn
+	q        *queueRec
+	p        *stores.MessageClaimParams
+	payloads *payloads
+	res      *stores.MessageClaimResult
+	lost     bool // a candidate turned out taken or gone
+
+	dlq   *queueRec
+	moves []incoming
+	// budget is what is left of the bytes one transaction may write.
+	budget int
+}
+
+// spend takes n bytes from the budget if they fit.
+func (c *claim) spend(n int) bool {
+	if n > c.budget {
+		return false
+	}
+	c.budget -= n
+	return true
+}
+
+func (c *claim) until() time.Time { return c.t.deadline(c.p.VisibilityTimeout) }
+
+// deadLetter reads the dead-letter queue when the claim may redrive.
+func (c *claim) deadLetter() error {
+	if c.p.Redrive == nil {
+		return nil
+	}
+	target := rules.RedriveTarget(c.p.Redrive, c.q.Queue.Name)
+	if target == "" {
+		return nil
+	}
+	d, err := c.t.get1(queueKey(target))
+	if err != nil {
+		return err
+	}
+	dlq, err := decodeQueue(d)
+	if err != nil {
+		return err
+	}
+	if dlq != nil && dlq.Live && dlq.Queue.FIFO == c.q.Queue.FIFO {
+		c.dlq = dlq
+	}
+	return nil
+}
+
+func (c *claim) redrives(rc int) bool {
+	return rules.Redrives(c.p.Redrive, c.q.Queue.Name, c.dlq != nil, rc)
+}
+
+// finish stores the redriven messages in the dead-letter queue.
+func (c *claim) finish() error {
+	if len(c.moves) == 0 {
+		return nil
+	}
+	if _, err := c.t.add(c.dlq, c.moves, 0); err != nil {
+		return err
+	}
+	c.res.Redriven = len(c.moves)
+	return nil
+}
+
+// ---- Standard
+
+func (c *claim) standard(cands []docstore.Key) error {
+	if err := c.deadLetter(); err != nil {
+		return err
+	}
+	docs, err := c.t.get(cands...)
+	if err != nil {
+		return err
+	}
+	now := c.t.now
+	for i, d := range docs {
+		if len(c.res.Messages) >= c.p.Max {
+			break
+		}
+		if d == nil || fieldInt(d, fGen) != c.q.Gen {
+			c.lost = true
+			continue
+		}
+		var rec stdRec
+		if err := decode(d, &rec); err != nil {
+			return err
+		}
+		if rec.Vis.After(now) {
+			c.lost = true
+			continue
+		}
+		key := cands[i]
+		if !c.q.retained(rec.Meta.SentAt, now) {
+			c.t.deleteWithChunks(key, rec.Chunks)
+			continue
+		}
+		moving := c.redrives(rec.RC)
+		bodies, err := c.payloads.get(key, rec.Payload, rec.Chunks, 1)
+		if err != nil {
+			return err
+		}
+		// What the transaction writes: the moved message, or the claimed
+		// one rewritten with its inline payload.
+		size := len(rec.Payload)
+		if moving {
+			size = payloadSize(bodies[0])
+		}
+		if !c.spend(size) {
+			continue // left for the next claim
+		}
+		if moving {
+			m := rec.Meta
+			m.DLSource, m.RC, m.FirstRecv = c.q.Queue.Name, rec.RC, rec.First
+			c.moves = append(c.moves, incoming{meta: m, body: bodies[0]})
+			c.t.deleteWithChunks(key, rec.Chunks)
+			continue
+		}
+		rec.RC++
+		if rec.First.IsZero() {
+			rec.First = now
+		}
+		rec.Vis, rec.Token = c.until(), c.p.Token
+		c.t.set(key, stdFields(c.q, &rec))
+		c.res.Messages = append(c.res.Messages, stores.ClaimedMessage{
+			StoredMessage: stored(rec.Meta, bodies[0], rec.RC, rec.First), Token: c.p.Token,
+		})
+	}
+	return c.finish()
+}
+
+// ---- FIFO
+
+// run is a manifest as a claim reads it.
+type manifestDoc struct {
+	key docstore.Key
+	rec manifestRec
+}
+
+func (c *claim) manifest(g *group, start int64, cache map[docstore.Key]*manifestDoc) (*manifestDoc, error) {
+	k := manifestKey(c.q.Queue.ID, g.gk, start)
+	if m := cache[k]; m != nil {
+		return m, nil
+	}
+	d, err := c.t.get1(k)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil {
+		return nil, errMissingManifest(k)
+	}
+	m := &manifestDoc{key: k}
+	if err := decode(d, &m.rec); err != nil {
+		return nil, err
+	}
+	cache[k] = m
+	return m, nil
+}
+
+func (c *claim) fifo(cands []docstore.Key) error {
+	// A receive attempt is read first: its groups join the candidates.
+	var att *attemptRec
+	akey := attemptKey(c.q.Queue.ID, c.p.AttemptID)
+	if c.p.AttemptID != "" {
+		d, err := c.t.get1(akey)
+		if err != nil {
+			return err
+		}
+		if d != nil && fieldInt(d, fGen) == c.q.Gen {
+			att = &attemptRec{}
+			if err := decode(d, att); err != nil {
+				return err
+			}
+			for _, m := range att.Members {
+				k := groupKey(c.q.Queue.ID, m.GK)
+				if !slices.Contains(cands, k) {
+					cands = append(cands, k)
+				}
+			}
+		}
+	}
+	if err := c.deadLetter(); err != nil {
+		return err
+	}
+	docs, err := c.t.get(cands...)
+	if err != nil {
+		return err
+	}
+	groups := map[string]*group{}
+	var order []*group
+	for i, d := range docs {
+		gk := cands[i].ID[len(c.q.Queue.ID)+1:]
+		g, err := loadGroup(d, cands[i], gk, c.q)
+		if err != nil {
+			return err
+		}
+		groups[gk] = g
+		order = append(order, g)
+	}
+	cache := map[docstore.Key]*manifestDoc{}
+	if att != nil {
+		replayed, err := c.replay(att, groups, cache)
+		if err != nil || replayed {
+			return err
+		}
+	}
+	slices.SortStableFunc(order, func(a, b *group) int { return cmp.Compare(a.rec.Rank, b.rec.Rank) })
+	var claimed []attemptMember
+	for _, g := range order {
+		if len(c.res.Messages) >= c.p.Max {
+			break
+		}
+		if !g.seen || g.empty() {
+			c.lost = true
+			continue
+		}
+		got, err := c.fromGroup(g, cache)
+		if err != nil {
+			return err
+		}
+		if len(got) == 0 {
+			c.lost = true
+		}
+		claimed = append(claimed, got...)
+	}
+	for _, g := range order {
+		if g.dirty {
+			c.t.set(g.key, g.fields(c.q.Queue.ID, c.t.now))
+		}
+	}
+	if c.p.AttemptID != "" && c.p.AttemptWindow > 0 && len(claimed) > 0 {
+		c.t.set(akey, docstore.Fields{
+			fInc: c.q.Queue.ID, fGen: c.q.Gen, fShard: randomShard(), fExp: c.t.now.Add(c.p.AttemptWindow),
+			fData: encode(&attemptRec{Token: c.p.Token, At: c.t.now, Members: claimed}),
+		})
+	}
+	return c.finish()
+}
+
+// fromGroup claims the contiguous run of visible messages from g's head,
+// stopping at the first one in flight or delayed. Messages past retention
+// are dropped and over-received ones redriven on the way; neither stops
+// the run.
+func (c *claim) fromGroup(g *group, cache map[docstore.Key]*manifestDoc) ([]attemptMember, error) {
+	now := c.t.now
+	var got []attemptMember
+	var headVis time.Time
+	changed := false
+	var cur *manifestDoc
+	w := walker{g: g}
+	for pos := g.rec.Head; pos < g.rec.Tail && len(c.res.Messages) < c.p.Max; pos++ {
+		mem := g.member(pos)
+		if mem != nil && mem.Del {
+			w.span(mem.Start, mem.End)
+			continue
+		}
+		if mem != nil && mem.Vis.After(now) {
+			break // in flight: the group gives nothing more
+		}
+		var err error
+		if cur, err = c.manifest(g, w.start(pos, mem), cache); err != nil {
+			return nil, err
+		}
+		w.span(cur.rec.Start, cur.rec.End)
+		if mem == nil && cur.rec.Vis.After(now) {
+			if pos == g.rec.Head {
+				headVis = cur.rec.Vis
+			}
+			break // delayed
+		}
+		mt := cur.rec.Members[pos-cur.rec.Start]
+		if mem == nil {
+			g.rec.Members = append(g.rec.Members, member{
+				Pos: pos, Start: cur.rec.Start, End: cur.rec.End, Chunks: cur.rec.Chunks, ID: mt.ID,
+				RC: mt.RC, First: mt.FirstRecv, SentAt: mt.SentAt,
+			})
+			mem = &g.rec.Members[len(g.rec.Members)-1]
+		}
+		changed = true
+		if !c.q.retained(mt.SentAt, now) {
+			mem.Del = true
+			continue
+		}
+		if c.redrives(mem.RC) {
+			bodies, err := c.payloads.get(cur.key, cur.rec.Payload, cur.rec.Chunks, len(cur.rec.Members))
+			if err != nil {
+				return nil, err
+			}
+			if !c.spend(payloadSize(bodies[pos-cur.rec.Start])) {
+				mem.Del = false
+				break // the group's next claim moves it
+			}
+			m := mt
+			m.Seq, m.DLSource, m.RC, m.FirstRecv = "", c.q.Queue.Name, mem.RC, mem.First
+			c.moves = append(c.moves, incoming{meta: m, body: bodies[pos-cur.rec.Start]})
+			mem.Del = true
+			continue
+		}
+		bodies, err := c.payloads.get(cur.key, cur.rec.Payload, cur.rec.Chunks, len(cur.rec.Members))
+		if err != nil {
+			return nil, err
+		}
+		mem.RC++
+		if mem.First.IsZero() {
+			mem.First = now
+		}
+		mem.Vis, mem.Token = c.until(), c.p.Token
+		c.res.Messages = append(c.res.Messages, stores.ClaimedMessage{
+			StoredMessage: stored(mt, bodies[pos-cur.rec.Start], mem.RC, mem.First),
+			Token:         c.p.Token, Locator: locator(g.gk, pos),
+		})
+		got = append(got, attemptMember{GK: g.gk, Pos: pos, ID: mt.ID})
+	}
+	if changed || !headVis.IsZero() {
+		for _, m := range g.pass() {
+			c.t.deleteWithChunks(manifestKey(c.q.Queue.ID, g.gk, m.Start), m.Chunks)
+		}
+		g.settle(now, headVis)
+	}
+	return got, nil
+}
+
+// replay returns an attempt's messages again, restarting their visibility,
+// when rules.AttemptReplays says so.
+func (c *claim) replay(att *attemptRec, groups map[string]*group, cache map[docstore.Key]*manifestDoc) (bool, error) {
+	now := c.t.now
+	ds := make([]rules.Delivery, len(att.Members))
+	for i, am := range att.Members {
+		g := groups[am.GK]
+		if m := g.member(am.Pos); m != nil && !m.Del && m.ID == am.ID && c.q.retained(m.SentAt, now) {
+			ds[i] = rules.Delivery{Found: true, Token: m.Token, VisibleAt: m.Vis}
+		}
+	}
+	if !rules.AttemptReplays(att.At, c.p.AttemptWindow, att.Token, ds, now) {
+		return false, nil
+	}
+	for _, am := range att.Members {
+		g := groups[am.GK]
+		m := g.member(am.Pos)
+		cur, err := c.manifest(g, m.Start, cache)
+		if err != nil {
+			return false, err
+		}
+		bodies, err := c.payloads.get(cur.key, cur.rec.Payload, cur.rec.Chunks, len(cur.rec.Members))
+		if err != nil {
+			return false, err
+		}
+		m.Vis = c.until()
+		g.settle(now, time.Time{})
+		i := am.Pos - cur.rec.Start
+		c.res.Messages = append(c.res.Messages, stores.ClaimedMessage{
+			StoredMessage: stored(cur.rec.Members[i], bodies[i], m.RC, m.First),
+			Token:         att.Token, Locator: locator(am.GK, am.Pos),
+		})
+	}
+	for _, g := range groups {
+		if g.dirty {
+			c.t.set(g.key, g.fields(c.q.Queue.ID, now))
+		}
+	}
+	return true, nil
+}
+
+// walker finds the manifest of each position as a loop walks a group from
+// its head: positions are contiguous, so the manifest of a position is the
+// one of the position before it or the one that starts where it ends.
+type walker struct {
+	g        *group
+	known    bool
+	from, to int64 // the manifest of the position before
+}
+
+func (w *walker) span(from, to int64) { w.known, w.from, w.to = true, from, to }
+
+// start is the first position of the manifest holding pos.
+func (w *walker) start(pos int64, mem *member) int64 {
+	switch {
+	case mem != nil:
+		return mem.Start
+	case !w.known:
+		return w.g.rec.HeadStart
+	case pos < w.to:
+		return w.from
+	}
+	return w.to
+}
+
+type errMissingManifest docstore.Key
+
+func (e errMissingManifest) Error() string {
+	return "orderedbatch: manifest " + e.ID + " is missing"
+}

@@ -1,0 +1,249 @@
+package orderedbatch
+
+import (
+	"context"
+	"time"
+
+	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/docstore"
+	"github.com/sluicehq/sluice/stores/rules"
+)
+
+// Bounds of one Maintain pass.
+const (
+	trashPerPass  = 4   // trash records worked on
+	removePage    = 200 // documents removed per query and transaction
+	queuesPerPass = 8   // queues whose retention is swept
+	// idleGroupAge: an empty group record is removed after this long, so
+	// that queues whose groups come and go do not keep one per group.
+	idleGroupAge = 10 * time.Minute
+	// trashGrace: a deleted incarnation's trash record stays this long, so
+	// that a send through a queue record cached before the deletion is
+	// swept too.
+	trashGrace = 5 * time.Minute
+)
+
+// Maintain removes, in bounded pages, what deletions and purges left,
+// expired dedup markers and attempts, idle group records, old tombstones,
+// and a round of queues' messages past retention.
+func (s *Store) Maintain(ctx context.Context, p *stores.MaintainParams) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	now := nowOr(p.Now)
+	for _, step := range []func(context.Context, time.Time) error{
+		s.emptyTrash, s.expireMarkers, s.removeIdleGroups, s.removeTombstones, s.sweepQueues,
+	} {
+		if err := step(ctx, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) emptyTrash(ctx context.Context, now time.Time) error {
+	docs, err := s.docs.Query(ctx, docstore.Query{Collection: colTrash, Limit: trashPerPass})
+	if err != nil {
+		return s.mapErr(err)
+	}
+	for _, d := range docs {
+		var tr trashRec
+		if err := decode(d, &tr); err != nil {
+			return err
+		}
+		left := false
+		for _, col := range []string{colMessages, colChunks, colDedup, colAttempts, colGroups, colCounters} {
+			if tr.Below < maxGen && (col == colGroups || col == colCounters) {
+				continue // a purge keeps the groups' positions and the counters
+			}
+			query := docstore.Query{Collection: col, Filters: []docstore.Filter{{Field: fInc, Op: docstore.Eq, Value: tr.Inc}}, Limit: removePage}
+			if tr.Below < maxGen {
+				query.Filters = append(query.Filters, docstore.Filter{Field: fGen, Op: docstore.Lt, Value: tr.Below})
+				query.Order = []docstore.Order{{Field: fGen}}
+			}
+			found, err := s.docs.Query(ctx, query)
+			if err != nil {
+				return s.mapErr(err)
+			}
+			if len(found) == 0 {
+				continue
+			}
+			left = left || len(found) == removePage
+			err = s.run(ctx, now, func(t *txn) error {
+				for _, f := range found {
+					t.del(f.Key)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			left = true // look again next pass: writes may have raced the query
+		}
+		if !left && (tr.Below < maxGen || now.Sub(tr.Since) > trashGrace) {
+			key := d.Key
+			err := s.run(ctx, now, func(t *txn) error {
+				cur, err := t.get1(key)
+				if err != nil || cur == nil {
+					return err
+				}
+				// A purge after this pass began raised Below: keep it.
+				if fieldInt(cur, "below") == tr.Below {
+					t.del(key)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// expireMarkers removes dedup markers and receive attempts past their
+// window, each checked again in the transaction (a send may have renewed
+// the marker since the query).
+func (s *Store) expireMarkers(ctx context.Context, now time.Time) error {
+	for _, col := range []string{colDedup, colAttempts} {
+		found, err := s.docs.Query(ctx, docstore.Query{
+			Collection: col,
+			Filters: []docstore.Filter{
+				{Field: fShard, Op: docstore.In, Value: allShards()},
+				{Field: fExp, Op: docstore.Le, Value: now},
+			},
+			Order: []docstore.Order{{Field: fExp}},
+			Limit: removePage,
+		})
+		if err != nil {
+			return s.mapErr(err)
+		}
+		if len(found) == 0 {
+			continue
+		}
+		err = s.run(ctx, now, func(t *txn) error {
+			keys := make([]docstore.Key, len(found))
+			for i, f := range found {
+				keys[i] = f.Key
+			}
+			cur, err := t.get(keys...)
+			if err != nil {
+				return err
+			}
+			for _, d := range cur {
+				if exp, ok := fieldTime(d, fExp); ok && !exp.After(t.now) {
+					t.del(d.Key)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeIdleGroups removes group records that have been empty for
+// idleGroupAge.
+func (s *Store) removeIdleGroups(ctx context.Context, now time.Time) error {
+	found, err := s.docs.Query(ctx, docstore.Query{
+		Collection: colGroups,
+		Filters: []docstore.Filter{
+			{Field: fShard, Op: docstore.In, Value: allShards()},
+			{Field: fIdle, Op: docstore.Le, Value: now.Add(-idleGroupAge)},
+		},
+		Order: []docstore.Order{{Field: fIdle}},
+		Limit: removePage,
+	})
+	if err != nil || len(found) == 0 {
+		return s.mapErr(err)
+	}
+	return s.run(ctx, now, func(t *txn) error {
+		keys := make([]docstore.Key, len(found))
+		for i, f := range found {
+			keys[i] = f.Key
+		}
+		cur, err := t.get(keys...)
+		if err != nil {
+			return err
+		}
+		for _, d := range cur {
+			if idle, ok := fieldTime(d, fIdle); ok && !idle.After(t.now.Add(-idleGroupAge)) {
+				t.del(d.Key)
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Store) removeTombstones(ctx context.Context, now time.Time) error {
+	found, err := s.docs.Query(ctx, docstore.Query{
+		Collection: colQueues,
+		Filters:    []docstore.Filter{{Field: fLive, Op: docstore.Eq, Value: false}},
+		Limit:      removePage,
+	})
+	if err != nil || len(found) == 0 {
+		return s.mapErr(err)
+	}
+	for _, f := range found {
+		key := f.Key
+		err := s.run(ctx, now, func(t *txn) error {
+			d, err := t.get1(key)
+			if err != nil || d == nil {
+				return err
+			}
+			q, err := decodeQueue(d)
+			if err != nil {
+				return err
+			}
+			if !q.Live && !rules.TombstoneKept(q.DeletedAt, t.now) {
+				t.del(key)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sweepQueues sweeps retention on the next few queues, in name order,
+// from where the last pass of this instance stopped.
+func (s *Store) sweepQueues(ctx context.Context, now time.Time) error {
+	s.mu.Lock()
+	after := s.sweep
+	s.mu.Unlock()
+	filters := []docstore.Filter{{Field: fLive, Op: docstore.Eq, Value: true}}
+	if after != "" {
+		filters = append(filters, docstore.Filter{Field: fName, Op: docstore.Gt, Value: after})
+	}
+	docs, err := s.docs.Query(ctx, docstore.Query{
+		Collection: colQueues,
+		Filters:    filters,
+		Order:      []docstore.Order{{Field: fName}},
+		Limit:      queuesPerPass,
+	})
+	if err != nil {
+		return s.mapErr(err)
+	}
+	next := ""
+	for _, d := range docs {
+		q, err := decodeQueue(d)
+		if err != nil {
+			return err
+		}
+		if err := s.sweepRetention(ctx, q, now, sweepPage); err != nil {
+			return err
+		}
+		next = q.Queue.Name
+	}
+	if len(docs) < queuesPerPass {
+		next = "" // round done: start over
+	}
+	s.mu.Lock()
+	s.sweep = next
+	s.mu.Unlock()
+	return nil
+}
