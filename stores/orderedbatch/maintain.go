@@ -102,42 +102,10 @@ func (s *Store) emptyTrash(ctx context.Context, now time.Time) error {
 }
 
 // expireMarkers removes dedup markers and receive attempts past their
-// window, each checked again in the transaction (a send may have renewed
-// the marker since the query).
+// window.
 func (s *Store) expireMarkers(ctx context.Context, now time.Time) error {
 	for _, col := range []string{colDedup, colAttempts} {
-		found, err := s.docs.Query(ctx, docstore.Query{
-			Collection: col,
-			Filters: []docstore.Filter{
-				{Field: fShard, Op: docstore.In, Value: allShards()},
-				{Field: fExp, Op: docstore.Le, Value: now},
-			},
-			Order: []docstore.Order{{Field: fExp}},
-			Limit: removePage,
-		})
-		if err != nil {
-			return s.mapErr(err)
-		}
-		if len(found) == 0 {
-			continue
-		}
-		err = s.run(ctx, now, func(t *txn) error {
-			keys := make([]docstore.Key, len(found))
-			for i, f := range found {
-				keys[i] = f.Key
-			}
-			cur, err := t.get(keys...)
-			if err != nil {
-				return err
-			}
-			for _, d := range cur {
-				if exp, ok := fieldTime(d, fExp); ok && !exp.After(t.now) {
-					t.del(d.Key)
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := s.removeLapsed(ctx, now, col, fExp, now); err != nil {
 			return err
 		}
 	}
@@ -147,13 +115,20 @@ func (s *Store) expireMarkers(ctx context.Context, now time.Time) error {
 // removeIdleGroups removes group records that have been empty for
 // idleGroupAge.
 func (s *Store) removeIdleGroups(ctx context.Context, now time.Time) error {
+	return s.removeLapsed(ctx, now, colGroups, fIdle, now.Add(-idleGroupAge))
+}
+
+// removeLapsed removes a page of the documents of col whose time field is
+// at or before cutoff, each checked again in the transaction (a send may
+// have renewed a marker, or filled a group, since the query).
+func (s *Store) removeLapsed(ctx context.Context, now time.Time, col, field string, cutoff time.Time) error {
 	found, err := s.docs.Query(ctx, docstore.Query{
-		Collection: colGroups,
+		Collection: col,
 		Filters: []docstore.Filter{
 			{Field: fShard, Op: docstore.In, Value: allShards()},
-			{Field: fIdle, Op: docstore.Le, Value: now.Add(-idleGroupAge)},
+			{Field: field, Op: docstore.Le, Value: cutoff},
 		},
-		Order: []docstore.Order{{Field: fIdle}},
+		Order: []docstore.Order{{Field: field}},
 		Limit: removePage,
 	})
 	if err != nil || len(found) == 0 {
@@ -169,7 +144,7 @@ func (s *Store) removeIdleGroups(ctx context.Context, now time.Time) error {
 			return err
 		}
 		for _, d := range cur {
-			if idle, ok := fieldTime(d, fIdle); ok && !idle.After(t.now.Add(-idleGroupAge)) {
+			if at, ok := fieldTime(d, field); ok && !at.After(cutoff) {
 				t.del(d.Key)
 			}
 		}
