@@ -20,6 +20,7 @@ package bench
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -43,15 +44,19 @@ import (
 
 // Config is one run.
 type Config struct {
-	Endpoint  string // http://host:port of the SQS API
-	Producers int    // sending goroutines; default 8
-	Consumers int    // receiving (and deleting) goroutines; default 8
-	Groups    int    // FIFO message groups; default 64
-	Size      int    // message body bytes; default 1024 (at least the ~40-byte header)
-	FIFO      bool
-	Batch     bool // batches of 10 for send, receive and delete; otherwise 1 message per call
-	Duration  time.Duration
-	Warmup    time.Duration
+	Endpoint string // http://host:port of the SQS API
+	// ReceiveEndpoint, when set, is where consumers receive and delete
+	// (another instance on the same store): pickup then measures how a
+	// send through one instance reaches a long poll on another.
+	ReceiveEndpoint string
+	Producers       int // sending goroutines; default 8
+	Consumers       int // receiving (and deleting) goroutines; default 8
+	Groups          int // FIFO message groups; default 64
+	Size            int // message body bytes; default 1024 (at least the ~40-byte header)
+	FIFO            bool
+	Batch           bool // batches of 10 for send, receive and delete; otherwise 1 message per call
+	Duration        time.Duration
+	Warmup          time.Duration
 	// Rate is the target of sent messages per second over all producers;
 	// 0 sends as fast as the server acknowledges.
 	Rate        float64
@@ -293,13 +298,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	r := &runner{
-		cfg:    cfg,
-		client: NewClient(cfg.Endpoint, cfg.HTTPClient),
-		ledger: newLedger(cfg.Producers),
-		order:  newOrderBook(),
-		errs:   &errLog{byAction: map[string]int64{}},
-		id:     randomID(),
-		log:    cfg.Log,
+		cfg:     cfg,
+		client:  NewClient(cfg.Endpoint, cfg.HTTPClient),
+		rclient: NewClient(cmp.Or(cfg.ReceiveEndpoint, cfg.Endpoint), cfg.HTTPClient),
+		ledger:  newLedger(cfg.Producers),
+		order:   newOrderBook(),
+		errs:    &errLog{byAction: map[string]int64{}},
+		id:      randomID(),
+		log:     cfg.Log,
 	}
 	if r.log == nil {
 		r.log = io.Discard
@@ -350,6 +356,7 @@ func randomID() string {
 type runner struct {
 	cfg      Config
 	client   *sqs.Client
+	rclient  *sqs.Client // receives and deletes (Config.ReceiveEndpoint)
 	queueURL string
 	id       string
 	log      io.Writer
@@ -699,7 +706,7 @@ func (r *runner) consumer(ctx, consCtx context.Context, st *stats) {
 		start := time.Now()
 		rctx, cancel := context.WithTimeout(consCtx, requestTimeout+time.Duration(wait)*time.Second)
 		r.count("ReceiveMessage")
-		out, err := r.client.ReceiveMessage(rctx, &sqs.ReceiveMessageInput{
+		out, err := r.rclient.ReceiveMessage(rctx, &sqs.ReceiveMessageInput{
 			QueueUrl:            aws.String(r.queueURL),
 			MaxNumberOfMessages: maxN,
 			WaitTimeSeconds:     wait,
@@ -779,7 +786,7 @@ func (r *runner) deleteAll(ctx context.Context, msgs []types.Message, st *stats)
 		start := time.Now()
 		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 		r.count("DeleteMessageBatch")
-		out, err := r.client.DeleteMessageBatch(rctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(r.queueURL), Entries: entries})
+		out, err := r.rclient.DeleteMessageBatch(rctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(r.queueURL), Entries: entries})
 		cancel()
 		done := time.Now()
 		if err != nil {
@@ -801,7 +808,7 @@ func (r *runner) deleteAll(ctx context.Context, msgs []types.Message, st *stats)
 		start := time.Now()
 		rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 		r.count("DeleteMessage")
-		_, err := r.client.DeleteMessage(rctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(r.queueURL), ReceiptHandle: m.ReceiptHandle})
+		_, err := r.rclient.DeleteMessage(rctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(r.queueURL), ReceiptHandle: m.ReceiptHandle})
 		cancel()
 		done := time.Now()
 		if err != nil {

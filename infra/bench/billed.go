@@ -25,6 +25,8 @@ type BilledStats struct {
 	// store operation; RetriesPerClaim is MessageClaim's per call.
 	Retries         map[string]int64 `json:"retries,omitempty"`
 	RetriesPerClaim float64          `json:"retries_per_claim"`
+	// Calls are the store operations made in the window, by operation.
+	Calls map[string]int64 `json:"calls,omitempty"`
 }
 
 const (
@@ -102,7 +104,12 @@ func billedBetween(a, b *billedScrape, lifecycles int64) *BilledStats {
 	if a == nil || b == nil {
 		return nil
 	}
-	st := &BilledStats{ByOperation: map[string]map[string]int64{}, Retries: map[string]int64{}}
+	st := &BilledStats{ByOperation: map[string]map[string]int64{}, Retries: map[string]int64{}, Calls: map[string]int64{}}
+	for op, n := range b.calls {
+		if d := n - a.calls[op]; d > 0 {
+			st.Calls[op] = d
+		}
+	}
 	for op, n := range b.retries {
 		if d := n - a.retries[op]; d > 0 {
 			st.Retries[op] = d
@@ -131,7 +138,8 @@ func billedBetween(a, b *billedScrape, lifecycles int64) *BilledStats {
 }
 
 // billedText is one line per store operation: its reads, writes and
-// deletes per lifecycle.
+// deletes per lifecycle, and per call of the operation (which differ when
+// sends outpace receives, or calls carry batches).
 func billedText(st *BilledStats, lifecycles int64) string {
 	var ops []string
 	for op := range st.ByOperation {
@@ -148,7 +156,12 @@ func billedText(st *BilledStats, lifecycles int64) string {
 	}
 	for _, op := range ops {
 		k := st.ByOperation[op]
-		fmt.Fprintf(&b, "    %-24s reads %.2f  writes %.2f  deletes %.2f\n", op, per(k["read"]), per(k["write"]), per(k["delete"]))
+		fmt.Fprintf(&b, "    %-24s per lifecycle: reads %.2f  writes %.2f  deletes %.2f", op, per(k["read"]), per(k["write"]), per(k["delete"]))
+		if c := st.Calls[op]; c > 0 {
+			fmt.Fprintf(&b, "; per call (%d): reads %.2f  writes %.2f  deletes %.2f",
+				c, float64(k["read"])/float64(c), float64(k["write"])/float64(c), float64(k["delete"])/float64(c))
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

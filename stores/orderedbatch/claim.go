@@ -36,6 +36,10 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 		if err != nil {
 			return nil, err
 		}
+		var latched *held
+		if q.Queue.FIFO {
+			cands, latched = s.latchCandidates(cands)
+		}
 		var lost, stale bool
 		err = s.run(ctx, now, func(t *txn) error {
 			cur, err := t.queue(p.QueueName, p.QueueID)
@@ -58,6 +62,9 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 			res, lost = c.res, c.lost
 			return nil
 		})
+		if latched != nil {
+			latched.unlock()
+		}
 		if err != nil {
 			if errors.Is(err, stores.ErrQueueNotFound) {
 				s.forget(p.QueueName)
@@ -114,6 +121,22 @@ func (s *Store) forget(name string) {
 	s.mu.Lock()
 	delete(s.known, name)
 	s.mu.Unlock()
+}
+
+// latchCandidates keeps the candidate groups whose latch the claim gets
+// without waiting (another claim in this process holds the others), or
+// waits for the first one's when it gets none.
+func (s *Store) latchCandidates(cands []docstore.Key) ([]docstore.Key, *held) {
+	ids := make([]string, len(cands))
+	for i, k := range cands {
+		ids[i] = k.ID
+	}
+	h, got := s.latches.try(ids)
+	out := make([]docstore.Key, len(got))
+	for i, id := range got {
+		out[i] = docstore.Key{Collection: colGroups, ID: id}
+	}
+	return out, h
 }
 
 // readQueue reads the live queue outside a transaction (for the queries

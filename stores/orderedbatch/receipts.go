@@ -119,7 +119,19 @@ func (tg *target) delivery(q *queueRec, id string, t *txn) (rules.Delivery, *mem
 	return rules.Delivery{Found: true, Token: m.Token, VisibleAt: m.Vis}, m
 }
 
+// receiptGroups are the group records the locators name, for latches.
+func receiptGroups(queueID string, rs []stores.Receipt) []string {
+	var out []string
+	for _, r := range rs {
+		if gk, _, ok := parseLocator(r.Locator); ok {
+			out = append(out, groupKey(queueID, gk).ID)
+		}
+	}
+	return out
+}
+
 func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
+	defer s.latches.lock(receiptGroups(p.QueueID, p.Receipts)).unlock()
 	var outs []stores.ReceiptOutcome
 	err := s.run(ctx, p.Now, func(t *txn) error {
 		q, err := t.queue(p.QueueName, p.QueueID)
@@ -166,6 +178,7 @@ func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams
 }
 
 func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageChangeVisibilityParams) (*stores.MessageChangeVisibilityResult, error) {
+	defer s.latches.lock(receiptGroups(p.QueueID, []stores.Receipt{{Locator: p.Locator}})).unlock()
 	var res *stores.MessageChangeVisibilityResult
 	err := s.run(ctx, p.Now, func(t *txn) error {
 		q, err := t.queue(p.QueueName, p.QueueID)

@@ -19,6 +19,13 @@ type incoming struct {
 }
 
 func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
+	var groups []string
+	for i := range p.Messages {
+		if g := p.Messages[i].GroupID; g != "" {
+			groups = append(groups, groupKey(p.QueueID, hashID(g)).ID)
+		}
+	}
+	defer s.latches.lock(groups).unlock()
 	var res *stores.MessageSendResult
 	err := s.run(ctx, p.Now, func(t *txn) error {
 		q, err := t.queue(p.QueueName, p.QueueID)

@@ -102,6 +102,8 @@ type Store struct {
 	known map[string]*queueRec
 	// claims: claims under way, by queue incarnation (see claiming).
 	claims map[string]int
+	// latches serialize this process's updates of one FIFO group.
+	latches latches
 }
 
 // claiming adds d to the claims under way on a queue and returns how many

@@ -26,6 +26,9 @@ Usage:
 
 Flags:
   --endpoint URL      SQS endpoint (required unless --spawn)
+  --receive-endpoint URL
+                      consumers receive and delete here instead: another instance on the
+                      same store, so pickup measures wake-ups across instances
   --spawn STORE       start "<server-bin> serve --addr 127.0.0.1:0 --store STORE" for the run;
                       its peak RSS (VmHWM) and CPU are reported, it is stopped with SIGTERM
   --server-bin PATH   the sluice binary --spawn starts (default: this executable)
@@ -72,6 +75,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.Usage = func() { fmt.Fprint(stderr, benchUsage) }
 	c := &f.cfg
 	fs.StringVar(&c.Endpoint, "endpoint", "", "SQS endpoint")
+	fs.StringVar(&c.ReceiveEndpoint, "receive-endpoint", "", "SQS endpoint of the consumers")
 	fs.StringVar(&f.spawn, "spawn", "", "store URL of a server to start")
 	fs.StringVar(&f.serverBin, "server-bin", "", "sluice binary for --spawn")
 	fs.IntVar(&c.ServerPID, "server-pid", 0, "server process id")
