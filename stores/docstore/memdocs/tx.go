@@ -52,24 +52,30 @@ type write struct {
 type keyLock struct {
 	excl   *attempt
 	shared map[*attempt]bool
-	free   chan struct{}
+	// wantExcl is the oldest attempt waiting to take the lock exclusively:
+	// younger readers queue behind it instead of taking the lock shared
+	// again and again (which would starve it: it wounds them, they retry
+	// and read first).
+	wantExcl *attempt
+	free     chan struct{}
 }
 
 // conflicts are the holders a would wait for to take the lock (exclusive
-// or shared).
-func (l *keyLock) conflicts(a *attempt, exclusive bool) []*attempt {
-	var out []*attempt
+// or shared), and whether it must also queue behind an older writer.
+func (l *keyLock) conflicts(a *attempt, exclusive bool) (holders []*attempt, queued bool) {
 	if l.excl != nil && l.excl != a {
-		out = append(out, l.excl)
+		holders = append(holders, l.excl)
 	}
 	if exclusive {
 		for h := range l.shared {
 			if h != a {
-				out = append(out, h)
+				holders = append(holders, h)
 			}
 		}
+	} else if w := l.wantExcl; w != nil && w != a && w.age < a.age && !l.shared[a] {
+		queued = true
 	}
-	return out
+	return holders, queued
 }
 
 // RunTx runs fn in a transaction and commits it, running fn again after a
@@ -147,6 +153,14 @@ func backoff(ctx context.Context, n int) error {
 	}
 }
 
+// note records that the attempt has a part in k's lock (holds it, or
+// waits for it exclusively), so that end releases it.
+func (a *attempt) note(k docstore.Key) {
+	if !slices.Contains(a.held, k) {
+		a.held = append(a.held, k)
+	}
+}
+
 // end releases the attempt's locks.
 func (a *attempt) end() {
 	a.done.Store(true)
@@ -163,9 +177,12 @@ func (a *attempt) end() {
 		if l.excl == a {
 			l.excl = nil
 		}
+		if l.wantExcl == a {
+			l.wantExcl = nil
+		}
 		delete(l.shared, a)
 		close(l.free)
-		if l.excl == nil && len(l.shared) == 0 {
+		if l.excl == nil && len(l.shared) == 0 && l.wantExcl == nil {
 			delete(s.locks, k)
 		} else {
 			l.free = make(chan struct{})
@@ -298,19 +315,24 @@ func (s *Store) lock(ctx context.Context, a *attempt, k docstore.Key, exclusive 
 			l = &keyLock{shared: map[*attempt]bool{}, free: make(chan struct{})}
 			s.locks[k] = l
 		}
-		conflicts := l.conflicts(a, exclusive)
-		if len(conflicts) == 0 {
-			if l.excl != a && !l.shared[a] {
-				a.held = append(a.held, k)
-			}
+		conflicts, queued := l.conflicts(a, exclusive)
+		if len(conflicts) == 0 && !queued {
+			a.note(k)
 			if exclusive {
 				l.excl = a
 				delete(l.shared, a)
+				if l.wantExcl == a {
+					l.wantExcl = nil
+				}
 			} else if l.excl != a {
 				l.shared[a] = true
 			}
 			s.mu.Unlock()
 			return nil
+		}
+		if exclusive && (l.wantExcl == nil || a.age < l.wantExcl.age) {
+			a.note(k) // so that end clears wantExcl
+			l.wantExcl = a
 		}
 		for _, h := range conflicts {
 			if a.age < h.age && !h.wounded {

@@ -60,6 +60,14 @@ func newHub(t *testing.T, dsn, channel string) (*wake.Hub, *Transport) {
 	}
 	h := wake.NewHub(wake.HubOptions{Transport: tr, Logger: quiet()})
 	t.Cleanup(func() { _ = h.Close() })
+	// NewHub waits only so long for the listener; a hub that starts
+	// listening later wakes every waiter once (as after any recovery),
+	// which a test must not take for an event. Wait until it listens.
+	for deadline := time.Now().Add(10 * time.Second); h.Degraded(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the hub's transport did not start listening within 10 s")
+		}
+	}
 	return h, tr
 }
 
