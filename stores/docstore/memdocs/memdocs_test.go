@@ -650,3 +650,63 @@ func TestSuiteCatchesLostUpdates(t *testing.T) {
 		t.Logf("child output:\n%s", out)
 	}
 }
+
+// TestPessimisticWriterNotStarved: readers that keep reading a key must not
+// keep an older transaction that waits to write it from ever getting the
+// lock (new readers queue behind it), so the writer commits while they
+// go on, in its first attempt.
+func TestPessimisticWriterNotStarved(t *testing.T) {
+	ctx := testCtx(t)
+	s := New(WithMode(Pessimistic), WithLockTimeout(time.Minute))
+	mustSet(t, s, k("x"), docstore.Fields{"n": int64(0)})
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	read := func() {
+		defer readers.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = s.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+				_, err := tx.Get(ctx, k("x"))
+				time.Sleep(2 * time.Millisecond) // hold the shared lock a moment
+				return err
+			})
+		}
+	}
+	// Readers overlap, so that some always holds the key shared.
+	readers.Add(6)
+	for range 3 {
+		go read() // they hold the key before the writer starts
+	}
+	time.Sleep(5 * time.Millisecond)
+	attempts := 0
+	done := make(chan error, 1)
+	go func() {
+		done <- s.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+			attempts++
+			if _, err := tx.Get(ctx, k("x")); err != nil {
+				return err
+			}
+			return tx.Set(k("x"), docstore.Fields{"n": int64(1)})
+		})
+	}()
+	for range 3 {
+		go read()
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the writer: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the writer got no exclusive lock in 5 s while readers went on")
+	}
+	close(stop)
+	readers.Wait()
+	if attempts != 1 {
+		t.Errorf("the writer ran %d times, want 1 (it is older than every reader after it)", attempts)
+	}
+}
