@@ -100,6 +100,11 @@ type Tx interface {
 	Get(ctx context.Context, keys ...Key) ([]*Doc, error)
 	// Set creates or replaces a document.
 	Set(key Key, fields Fields) error
+	// Create writes a document that must not exist when the transaction
+	// commits; if it does, the commit fails with ErrExists, nothing is
+	// written and fn is not run again. The key is not read: a Create costs
+	// no read and guards nothing but its own precondition.
+	Create(key Key, fields Fields) error
 	// Delete removes a document (nothing if it is missing).
 	Delete(key Key) error
 }
@@ -141,6 +146,9 @@ var (
 	ErrReadAfterWrite = errors.New("docstore: read after write in a transaction")
 	// ErrContention: a transaction kept conflicting and its retries ran out.
 	ErrContention = errors.New("docstore: transaction contention, retries exhausted")
+	// ErrExists: a transaction's Create found its document at commit;
+	// nothing committed.
+	ErrExists = errors.New("docstore: a created document exists")
 	// ErrUnavailable: the backend cannot be reached now; nothing committed.
 	ErrUnavailable = errors.New("docstore: backend unavailable")
 )

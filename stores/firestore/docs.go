@@ -432,6 +432,9 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 		return fmt.Errorf("%w: %w", docstore.ErrContention, err)
 	case fnErr != nil && err == fnErr:
 		return err
+	case reachedCommit && status.Code(err) == codes.AlreadyExists:
+		// A Create's precondition failed: the commit wrote nothing.
+		return fmt.Errorf("%w: %w", docstore.ErrExists, err)
 	case !reachedCommit && ctx.Err() == nil && transient(err):
 		// BeginTransaction failed, or a read did; no commit was sent.
 		return fmt.Errorf("%w: %w", docstore.ErrUnavailable, err)
@@ -484,6 +487,16 @@ func (x *tx) Get(ctx context.Context, keys ...docstore.Key) ([]*docstore.Doc, er
 }
 
 func (x *tx) Set(key docstore.Key, fields docstore.Fields) error {
+	return x.put(key, fields, x.t.Set)
+}
+
+// Create is a write with Firestore's exists=false precondition, which the
+// commit checks (and fails with AlreadyExists).
+func (x *tx) Create(key docstore.Key, fields docstore.Fields) error {
+	return x.put(key, fields, func(dr *fs.DocumentRef, data any, _ ...fs.SetOption) error { return x.t.Create(dr, data) })
+}
+
+func (x *tx) put(key docstore.Key, fields docstore.Fields, write func(*fs.DocumentRef, any, ...fs.SetOption) error) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
@@ -491,7 +504,7 @@ func (x *tx) Set(key docstore.Key, fields docstore.Fields) error {
 	if err != nil {
 		return err
 	}
-	if err := x.t.Set(x.d.client.Collection(x.d.prefix+key.Collection).Doc(encodeID(key.ID)), data); err != nil {
+	if err := write(x.d.client.Collection(x.d.prefix+key.Collection).Doc(encodeID(key.ID)), data); err != nil {
 		return err
 	}
 	x.wrote = true

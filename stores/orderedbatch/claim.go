@@ -295,7 +295,7 @@ func (c *claim) finish() error {
 	if len(c.moves) == 0 {
 		return nil
 	}
-	if _, err := c.t.add(c.dlq, c.moves, 0); err != nil {
+	if _, err := c.t.add(c.dlq, c.moves, dedup{}); err != nil {
 		return err
 	}
 	c.res.Redriven = len(c.moves)

@@ -74,7 +74,7 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 			byDest[tk.to] = append(byDest[tk.to], tk.in)
 		}
 		for _, name := range names {
-			if _, err := t.add(dests[name], byDest[name], 0); err != nil {
+			if _, err := t.add(dests[name], byDest[name], dedup{}); err != nil {
 				return err
 			}
 			res.Moved += len(byDest[name])

@@ -2,6 +2,7 @@ package orderedbatch
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
@@ -26,6 +27,19 @@ func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*
 		}
 	}
 	defer s.latches.lock(groups).unlock()
+	// A send first creates its dedup markers without reading them (a read
+	// each, the most of what a FIFO send costs); only when one exists, and
+	// the commit failed with ErrExists, does it read them, to echo the
+	// duplicate or replace a marker of a former window or generation.
+	for readMarkers := false; ; readMarkers = true {
+		res, err := s.send(ctx, p, readMarkers)
+		if readMarkers || !errors.Is(err, docstore.ErrExists) {
+			return res, err
+		}
+	}
+}
+
+func (s *Store) send(ctx context.Context, p *stores.MessageSendParams, readMarkers bool) (*stores.MessageSendResult, error) {
 	var res *stores.MessageSendResult
 	err := s.run(ctx, p.Now, func(t *txn) error {
 		q, err := t.queue(p.QueueName, p.QueueID)
@@ -40,7 +54,7 @@ func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*
 				in[i].scope, in[i].dedupID = m.DedupScope, m.DedupID
 			}
 		}
-		results, err := t.add(q, in, p.DedupWindow)
+		results, err := t.add(q, in, dedup{window: p.DedupWindow, read: readMarkers})
 		if err != nil {
 			return err
 		}
@@ -53,12 +67,19 @@ func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*
 	return res, nil
 }
 
+// dedup is how a FIFO send deduplicates: within window (none when zero),
+// reading the markers first, or creating them unread.
+type dedup struct {
+	window time.Duration
+	read   bool
+}
+
 // add stores messages in q, in order, in the transaction: on FIFO queues
 // each group's new messages as one manifest at the group's tail (after the
-// dedup check, with a window), on Standard queues one document each.
-func (t *txn) add(q *queueRec, in []incoming, dedupWindow time.Duration) ([]stores.SendResult, error) {
+// dedup check), on Standard queues one document each.
+func (t *txn) add(q *queueRec, in []incoming, dd dedup) ([]stores.SendResult, error) {
 	if q.Queue.FIFO {
-		return t.addFIFO(q, in, dedupWindow)
+		return t.addFIFO(q, in, dd)
 	}
 	out := make([]stores.SendResult, len(in))
 	for i := range in {
@@ -89,7 +110,8 @@ func (t *txn) putPayload(q *queueRec, owner docstore.Key, p []byte, inline *[]by
 	}
 }
 
-func (t *txn) addFIFO(q *queueRec, in []incoming, dedupWindow time.Duration) ([]stores.SendResult, error) {
+func (t *txn) addFIFO(q *queueRec, in []incoming, dd dedup) ([]stores.SendResult, error) {
+	dedupWindow := dd.window
 	inc := q.Queue.ID
 	// Read every group and dedup marker the messages touch, in one round.
 	groups := map[string]*group{}
@@ -105,7 +127,7 @@ func (t *txn) addFIFO(q *queueRec, in []incoming, dedupWindow time.Duration) ([]
 	}
 	dedup := map[docstore.Key]*docstore.Doc{}
 	var dkeys []docstore.Key
-	if dedupWindow > 0 {
+	if dedupWindow > 0 && dd.read {
 		for i := range in {
 			if in[i].dedupID == "" {
 				continue
@@ -186,10 +208,15 @@ func (t *txn) addFIFO(q *queueRec, in []incoming, dedupWindow time.Duration) ([]
 		out[i] = stores.SendResult{MessageID: m.meta.ID, SequenceNumber: m.meta.Seq}
 		if dk.ID != "" {
 			added[dk] = out[i]
-			t.set(dk, docstore.Fields{
+			marker := docstore.Fields{
 				fInc: inc, fGen: q.Gen, fShard: randomShard(), fExp: t.now.Add(dedupWindow),
 				fData: encode(&dedupRec{ID: m.meta.ID, Seq: m.meta.Seq, SentAt: t.now}),
-			})
+			}
+			if dd.read {
+				t.set(dk, marker)
+			} else {
+				t.create(dk, marker)
+			}
 		}
 	}
 	for _, gk := range gks {

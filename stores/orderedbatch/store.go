@@ -249,8 +249,9 @@ type txn struct {
 	// late is the real time a retried attempt runs after its call began;
 	// deadlines it sets count from now+late (see Store.run).
 	late   time.Duration
-	writes map[docstore.Key]docstore.Fields // nil value: delete
-	order  []docstore.Key
+	writes  map[docstore.Key]docstore.Fields // nil value: delete
+	creates map[docstore.Key]bool            // writes that are Creates
+	order   []docstore.Key
 }
 
 // deadline is d from now, for an attempt that may run late.
@@ -281,6 +282,17 @@ func (t *txn) set(k docstore.Key, f docstore.Fields) {
 		t.order = append(t.order, k)
 	}
 	t.writes[k] = f
+	delete(t.creates, k)
+}
+
+// create is a write of a document that must not exist at commit (see
+// docstore.Tx.Create).
+func (t *txn) create(k docstore.Key, f docstore.Fields) {
+	t.set(k, f)
+	if t.creates == nil {
+		t.creates = map[docstore.Key]bool{}
+	}
+	t.creates[k] = true
 }
 
 func (t *txn) del(k docstore.Key) {
@@ -288,15 +300,19 @@ func (t *txn) del(k docstore.Key) {
 		t.order = append(t.order, k)
 	}
 	t.writes[k] = nil
+	delete(t.creates, k)
 }
 
 func (t *txn) flush() error {
 	for _, k := range t.order {
 		f := t.writes[k]
 		var err error
-		if f == nil {
+		switch {
+		case f == nil:
 			err = t.tx.Delete(k)
-		} else {
+		case t.creates[k]:
+			err = t.tx.Create(k, f)
+		default:
 			err = t.tx.Set(k, f)
 		}
 		if err != nil {

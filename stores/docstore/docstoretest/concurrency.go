@@ -15,6 +15,7 @@ import (
 var concurrencyTests = []testCase{
 	{"Counter", testCounter},
 	{"CreateOnce", testCreateOnce},
+	{"CreateRace", testCreateRace},
 	{"WriteSkew", testWriteSkew},
 	{"Move", testMove},
 }
@@ -121,6 +122,38 @@ func testCreateOnce(t *testing.T, e *env) {
 		}
 		if d := e.get(k)[0]; d == nil || !sameValue(creators[0], d.Fields["owner"]) {
 			t.Errorf("round %d: %v is %v, want owner %q", r, k, d, creators[0])
+		}
+	}
+}
+
+// testCreateRace has every worker Create the same document, with its own
+// name and without reading it: exactly one commits, the others fail with
+// ErrExists, and the document names the one that committed.
+func testCreateRace(t *testing.T, e *env) {
+	for r := range createRounds(e.o) {
+		k := key("race", fmt.Sprintf("k%03d", r))
+		var mu sync.Mutex
+		var winners []string
+		together(e.o.Workers, func(w int) {
+			name := fmt.Sprintf("worker-%d", w)
+			err := e.tx(func(ctx context.Context, tx docstore.Tx) error {
+				return tx.Create(k, fields{"owner": name})
+			})
+			switch {
+			case err == nil:
+				mu.Lock()
+				winners = append(winners, name)
+				mu.Unlock()
+			case !errors.Is(err, docstore.ErrExists):
+				t.Errorf("%s: %v, want success or ErrExists", name, err)
+			}
+		})
+		if len(winners) != 1 {
+			t.Errorf("round %d: %d Creates of %v committed (%v), want exactly one", r, len(winners), k, winners)
+			continue
+		}
+		if d := e.get(k)[0]; d == nil || !sameValue(winners[0], d.Fields["owner"]) {
+			t.Errorf("round %d: %v is %v, want owner %q", r, k, d, winners[0])
 		}
 	}
 }

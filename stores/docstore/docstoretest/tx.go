@@ -12,6 +12,7 @@ import (
 
 var txTests = []testCase{
 	{"ReadAfterWrite", testReadAfterWrite},
+	{"Create", testCreate},
 	{"WritesAtCommit", testWritesAtCommit},
 	{"FnErrorAborts", testFnErrorAborts},
 	{"GetMissing", testTxGetMissing},
@@ -270,5 +271,53 @@ func testTxCanceled(t *testing.T, e *env) {
 	}
 	if d := e.get(k)[0]; d != nil {
 		t.Errorf("RunTx with a canceled context wrote %v", d.Fields)
+	}
+}
+
+// testCreate: a Create of a missing document writes it; a Create of an
+// existing one fails the commit with ErrExists, writes none of the
+// transaction's other writes and does not run fn again.
+func testCreate(t *testing.T, e *env) {
+	err := e.tx(func(ctx context.Context, tx docstore.Tx) error {
+		return tx.Create(key("create", "new"), fields{"v": int64(1)})
+	})
+	if err != nil {
+		t.Fatalf("Create of a missing document: %v", err)
+	}
+	if d := e.get(key("create", "new"))[0]; d == nil || !sameValue(int64(1), d.Fields["v"]) {
+		t.Errorf("after Create: %v, want v=1", d)
+	}
+
+	runs := 0
+	err = e.tx(func(ctx context.Context, tx docstore.Tx) error {
+		runs++
+		if err := tx.Set(key("create", "beside"), fields{"v": int64(2)}); err != nil {
+			return err
+		}
+		return tx.Create(key("create", "new"), fields{"v": int64(3)})
+	})
+	if !errors.Is(err, docstore.ErrExists) {
+		t.Errorf("Create of an existing document: %v, want ErrExists", err)
+	}
+	if runs != 1 {
+		t.Errorf("fn ran %d times, want once: a failed Create is not a conflict to retry", runs)
+	}
+	docs := e.get(key("create", "new"), key("create", "beside"))
+	if docs[0] == nil || !sameValue(int64(1), docs[0].Fields["v"]) {
+		t.Errorf("the existing document is %v, want v=1 unchanged", docs[0])
+	}
+	if docs[1] != nil {
+		t.Errorf("the failed transaction's Set was written: %v", docs[1])
+	}
+
+	// A Create after the document was deleted writes it again.
+	if err := e.tx(func(ctx context.Context, tx docstore.Tx) error { return tx.Delete(key("create", "new")) }); err != nil {
+		t.Fatal(err)
+	}
+	err = e.tx(func(ctx context.Context, tx docstore.Tx) error {
+		return tx.Create(key("create", "new"), fields{"v": int64(4)})
+	})
+	if err != nil {
+		t.Errorf("Create of a deleted document: %v", err)
 	}
 }

@@ -42,7 +42,8 @@ type write struct {
 	key    docstore.Key
 	fields docstore.Fields // kept copy; unused for a delete
 	del    bool
-	size   int // DocSize of what is written; a delete counts its key
+	create bool // the key must be missing at commit
+	size   int  // DocSize of what is written; a delete counts its key
 }
 
 // keyLock is a held key lock, shared by readers or held exclusively by one
@@ -363,8 +364,7 @@ func (s *Store) lock(ctx context.Context, a *attempt, k docstore.Key, exclusive 
 	}
 }
 
-// Set buffers a write of the whole document.
-func (a *attempt) Set(key docstore.Key, fields docstore.Fields) error {
+func (a *attempt) put(key docstore.Key, fields docstore.Fields, create bool) error {
 	if a.done.Load() {
 		return errEnded
 	}
@@ -381,8 +381,18 @@ func (a *attempt) Set(key docstore.Key, fields docstore.Fields) error {
 		a.err = fmt.Errorf("Set %q/%q: %w", key.Collection, key.ID, err)
 		return a.err
 	}
-	a.writes = append(a.writes, write{key: key, fields: f, size: DocSize(key, f)})
+	a.writes = append(a.writes, write{key: key, fields: f, create: create, size: DocSize(key, f)})
 	return nil
+}
+
+// Set buffers a write of the whole document.
+func (a *attempt) Set(key docstore.Key, fields docstore.Fields) error {
+	return a.put(key, fields, false)
+}
+
+// Create buffers a write of a document that must be missing at commit.
+func (a *attempt) Create(key docstore.Key, fields docstore.Fields) error {
+	return a.put(key, fields, true)
 }
 
 // Delete buffers a delete.
@@ -451,6 +461,11 @@ func (s *Store) commit(ctx context.Context, a *attempt) error {
 	}
 	if len(a.writes) == 0 {
 		return nil
+	}
+	for _, w := range a.writes {
+		if e := s.entry(w.key); w.create && e != nil && e.fields != nil {
+			return fmt.Errorf("%w: %q/%q", docstore.ErrExists, w.key.Collection, w.key.ID)
+		}
 	}
 	s.ver++
 	for _, w := range a.writes {
