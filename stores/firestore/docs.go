@@ -47,6 +47,12 @@ type DocsConfig struct {
 	// MaxAttempts bounds the attempts of one RunTx before it gives up
 	// with docstore.ErrContention; 0 means DefaultMaxAttempts.
 	MaxAttempts int
+	// TTL says that the database has the TTL policies IndexesJSON declares
+	// (on the fields orderedbatch.Expiring names), so expired dedup markers
+	// and receive attempts are Firestore's to delete (one billed delete
+	// each, within about a day of expiry) and Maintain leaves them. Set by
+	// ?ttl=true in the store URL. The emulator has no TTL.
+	TTL bool
 	// ClientOptions go to the Firestore client (credentials, endpoint, ...).
 	// Without them it uses Application Default Credentials, or the emulator
 	// when FIRESTORE_EMULATOR_HOST is set.

@@ -2,6 +2,7 @@ package firestore
 
 import (
 	"encoding/json"
+	"slices"
 	"sort"
 
 	"github.com/sluicehq/sluice/stores/orderedbatch"
@@ -11,7 +12,8 @@ import (
 // CLI (firestore.indexes.json) and the Terraform modules read: the
 // composite indexes the protocol's queries need, and single-field index
 // exemptions for the fields that must not have one (records and bodies,
-// and the times written in sequence). prefix is DocsConfig.CollectionPrefix.
+// and the times written in sequence), and the TTL policies DocsConfig.TTL
+// counts on. prefix is DocsConfig.CollectionPrefix.
 func IndexesJSON(prefix string) ([]byte, error) {
 	type field struct {
 		FieldPath string `json:"fieldPath"`
@@ -25,6 +27,7 @@ func IndexesJSON(prefix string) ([]byte, error) {
 	type override struct {
 		CollectionGroup string     `json:"collectionGroup"`
 		FieldPath       string     `json:"fieldPath"`
+		TTL             bool       `json:"ttl,omitempty"`
 		Indexes         []struct{} `json:"indexes"`
 	}
 	var out struct {
@@ -45,7 +48,8 @@ func IndexesJSON(prefix string) ([]byte, error) {
 		out.Indexes = append(out.Indexes, in)
 	}
 	for _, u := range orderedbatch.Unindexed() {
-		out.FieldOverrides = append(out.FieldOverrides, override{CollectionGroup: prefix + u.Collection, FieldPath: u.Name, Indexes: []struct{}{}})
+		out.FieldOverrides = append(out.FieldOverrides, override{CollectionGroup: prefix + u.Collection, FieldPath: u.Name,
+			TTL: slices.Contains(orderedbatch.Expiring(), u), Indexes: []struct{}{}})
 	}
 	sort.SliceStable(out.FieldOverrides, func(i, j int) bool {
 		a, b := out.FieldOverrides[i], out.FieldOverrides[j]

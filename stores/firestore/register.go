@@ -2,6 +2,7 @@ package firestore
 
 import (
 	"context"
+	"strings"
 
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/registry"
@@ -22,7 +23,8 @@ func init() {
 			}
 			return Open(ctx, cfg)
 		},
-		// Snapshot listeners on the same database (stores/wake/fslisten).
-		Wakeups: func(t registry.Target) string { return t.URL },
+		// Snapshot listeners on the same database (stores/wake/fslisten),
+		// named without the store's parameters.
+		Wakeups: func(t registry.Target) string { u, _, _ := strings.Cut(t.URL, "?"); return u },
 	})
 }

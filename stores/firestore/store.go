@@ -3,6 +3,8 @@ package firestore
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/sluicehq/sluice/stores"
@@ -22,7 +24,7 @@ func Open(ctx context.Context, cfg DocsConfig) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Store: orderedbatch.New(d, orderedbatch.Options{Name: "firestore"}), docs: d}, nil
+	return &Store{Store: orderedbatch.New(d, orderedbatch.Options{Name: "firestore", ExpiredByBackend: cfg.TTL}), docs: d}, nil
 }
 
 // BilledOps is what the store's Firestore operations were billed since it
@@ -33,11 +35,29 @@ func (s *Store) BilledOps() stores.BilledOps {
 }
 
 // ParseTarget reads the part of a firestore:// URL after the scheme:
-// PROJECT or PROJECT/DATABASE.
+// PROJECT or PROJECT/DATABASE, optionally followed by ?ttl=true (see
+// DocsConfig.TTL).
 func ParseTarget(rest string) (DocsConfig, error) {
-	project, database, _ := strings.Cut(strings.TrimSuffix(rest, "/"), "/")
-	if project == "" || strings.Contains(database, "/") {
-		return DocsConfig{}, fmt.Errorf("firestore: want firestore://PROJECT or firestore://PROJECT/DATABASE, got %q", "firestore://"+rest)
+	bad := fmt.Errorf("firestore: want firestore://PROJECT[/DATABASE][?ttl=true], got %q", "firestore://"+rest)
+	path, query, _ := strings.Cut(rest, "?")
+	project, database, _ := strings.Cut(strings.TrimSuffix(path, "/"), "/")
+	if project == "" || strings.ContainsAny(database, "/#") || strings.Contains(project, "#") {
+		return DocsConfig{}, bad
 	}
-	return DocsConfig{ProjectID: project, DatabaseID: database}, nil
+	cfg := DocsConfig{ProjectID: project, DatabaseID: database}
+	if query != "" {
+		v, err := url.ParseQuery(query)
+		if err != nil {
+			return DocsConfig{}, bad
+		}
+		for k := range v {
+			if k != "ttl" {
+				return DocsConfig{}, fmt.Errorf("firestore: unknown URL parameter %q (known: ttl)", k)
+			}
+		}
+		if cfg.TTL, err = strconv.ParseBool(v.Get("ttl")); err != nil {
+			return DocsConfig{}, fmt.Errorf("firestore: ttl=%q: want true or false", v.Get("ttl"))
+		}
+	}
+	return cfg, nil
 }

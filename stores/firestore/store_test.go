@@ -59,6 +59,9 @@ func TestDefaultWakeups(t *testing.T) {
 	if err != nil || got != url {
 		t.Fatalf("DefaultWakeups(%q) = %q, %v; want the URL itself", url, got, err)
 	}
+	if w, err := registry.DefaultWakeups(url + "?ttl=true"); err != nil || w != url {
+		t.Errorf("DefaultWakeups(%q) = %q, %v; want %q, without the store's parameters", url+"?ttl=true", w, err, url)
+	}
 	emulatorHost(t)
 	tr, kind, err := wake.OpenTransport(context.Background(), got, nil)
 	if err != nil {
@@ -75,16 +78,18 @@ func TestDefaultWakeups(t *testing.T) {
 
 func TestParseTarget(t *testing.T) {
 	for in, want := range map[string]DocsConfig{
-		"proj":        {ProjectID: "proj"},
-		"proj/":       {ProjectID: "proj"},
-		"proj/orders": {ProjectID: "proj", DatabaseID: "orders"},
+		"proj":                 {ProjectID: "proj"},
+		"proj/":                {ProjectID: "proj"},
+		"proj/orders":          {ProjectID: "proj", DatabaseID: "orders"},
+		"proj/orders?ttl=true": {ProjectID: "proj", DatabaseID: "orders", TTL: true},
+		"proj?ttl=false":       {ProjectID: "proj"},
 	} {
 		got, err := ParseTarget(in)
-		if err != nil || got.ProjectID != want.ProjectID || got.DatabaseID != want.DatabaseID {
+		if err != nil || got.ProjectID != want.ProjectID || got.DatabaseID != want.DatabaseID || got.TTL != want.TTL {
 			t.Errorf("ParseTarget(%q) = %+v, %v; want %+v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "/db", "a/b/c"} {
+	for _, bad := range []string{"", "/db", "a/b/c", "proj?ttl=maybe", "proj?region=eu", "proj?ttl=true&x=1"} {
 		if _, err := ParseTarget(bad); err == nil {
 			t.Errorf("ParseTarget(%q) accepted", bad)
 		}

@@ -20,7 +20,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	q, err := s.knownQueue(ctx, p.QueueName, p.QueueID)
+	q, err := s.cachedQueue(ctx, p.QueueName, p.QueueID)
 	if err != nil {
 		return nil, err
 	}
@@ -31,51 +31,73 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 	crowded := s.claiming(p.QueueID, 1) > 1
 	defer s.claiming(p.QueueID, -1)
 	var res *stores.MessageClaimResult
+	checked := false // the queue record was read during this call
 	for try := 0; ; try++ {
 		cands, err := s.candidates(ctx, q, p.Max, now, crowded || try > 0)
 		if err != nil {
 			return nil, err
 		}
-		var latched *held
-		if q.Queue.FIFO {
-			cands, latched = s.latchCandidates(cands)
-		}
 		var lost, stale bool
-		err = s.run(ctx, now, func(t *txn) error {
-			cur, err := t.queue(p.QueueName, p.QueueID)
-			if err != nil {
-				return err
-			}
-			if stale = cur.Gen != q.Gen; stale {
-				return nil // purged since: look again in the new generation
-			}
-			q = cur
-			c := &claim{t: t, q: q, p: p, payloads: newPayloads(t), res: &stores.MessageClaimResult{}, budget: s.txBudget()}
+		res = &stores.MessageClaimResult{}
+		// With no candidate there is nothing to claim; but a repeated
+		// attempt replays what it claimed before.
+		if len(cands) > 0 || (q.Queue.FIFO && p.AttemptID != "") {
+			var latched *held
 			if q.Queue.FIFO {
-				err = c.fifo(cands)
-			} else {
-				err = c.standard(cands)
+				cands, latched = s.latchCandidates(cands)
+			}
+			err = s.run(ctx, now, func(t *txn) error {
+				cur, cached, err := s.queueFor(t, p.QueueName, p.QueueID)
+				if err != nil {
+					return err
+				}
+				checked = checked || !cached
+				if stale = cur.Gen != q.Gen; stale {
+					return nil // purged since: look again in the new generation
+				}
+				q = cur
+				c := &claim{t: t, q: q, p: p, payloads: newPayloads(t), res: &stores.MessageClaimResult{}, budget: s.txBudget()}
+				if q.Queue.FIFO {
+					err = c.fifo(cands)
+				} else {
+					err = c.standard(cands)
+				}
+				if err != nil {
+					return err
+				}
+				res, lost = c.res, c.lost
+				return nil
+			})
+			if latched != nil {
+				latched.unlock()
+			}
+			if errors.Is(err, errStaleQueue) {
+				stale, err = true, nil
 			}
 			if err != nil {
-				return err
-			}
-			res, lost = c.res, c.lost
-			return nil
-		})
-		if latched != nil {
-			latched.unlock()
-		}
-		if err != nil {
-			if errors.Is(err, stores.ErrQueueNotFound) {
-				s.forget(p.QueueName)
-			}
-			return nil, err
-		}
-		if stale {
-			s.forget(p.QueueName)
-			if q, err = s.knownQueue(ctx, p.QueueName, p.QueueID); err != nil {
+				if errors.Is(err, stores.ErrQueueNotFound) {
+					s.queues.forget(p.QueueName)
+				}
 				return nil, err
 			}
+		}
+		if !stale && len(res.Messages) == 0 && !checked {
+			// Nothing found through a record this instance trusted without
+			// reading: make sure no purge elsewhere moved the queue to a
+			// generation the candidates did not look in, so that a long
+			// poll woken for a message sent since does not miss it.
+			cur, err := s.refreshQueue(ctx, p.QueueName, p.QueueID)
+			if err != nil {
+				return nil, err
+			}
+			checked, stale = true, cur.Gen != q.Gen
+		}
+		if stale {
+			s.queues.forget(p.QueueName)
+			if q, err = s.refreshQueue(ctx, p.QueueName, p.QueueID); err != nil {
+				return nil, err
+			}
+			checked = true
 			continue
 		}
 		if len(res.Messages) > 0 || !lost || try >= claimRetries {
@@ -88,39 +110,6 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 		}
 	}
 	return res, nil
-}
-
-// knownQueue returns the queue as this instance last read it, which names
-// the incarnation and generation that candidate queries look in (the
-// claim's transaction reads the queue again and looks again when a purge
-// changed the generation meanwhile), saving a read per receive.
-func (s *Store) knownQueue(ctx context.Context, name, id string) (*queueRec, error) {
-	s.mu.Lock()
-	q := s.known[name]
-	s.mu.Unlock()
-	if q != nil && (id == "" || q.Queue.ID == id) {
-		return q, nil
-	}
-	q, err := s.readQueue(ctx, name, id)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	if len(s.known) >= maxKnown {
-		clear(s.known)
-	}
-	s.known[name] = q
-	s.mu.Unlock()
-	return q, nil
-}
-
-// maxKnown bounds the queues knownQueue remembers.
-const maxKnown = 10000
-
-func (s *Store) forget(name string) {
-	s.mu.Lock()
-	delete(s.known, name)
-	s.mu.Unlock()
 }
 
 // latchCandidates keeps the candidate groups whose latch the claim gets
@@ -317,6 +306,9 @@ func (c *claim) standard(cands []docstore.Key) error {
 		if len(c.res.Messages) >= c.p.Max {
 			break
 		}
+		if d != nil && fieldInt(d, fGen) > c.q.Gen {
+			return errStaleQueue
+		}
 		if d == nil || fieldInt(d, fGen) != c.q.Gen {
 			c.lost = true
 			continue
@@ -404,6 +396,9 @@ func (c *claim) fifo(cands []docstore.Key) error {
 		d, err := c.t.get1(akey)
 		if err != nil {
 			return err
+		}
+		if d != nil && fieldInt(d, fGen) > c.q.Gen {
+			return errStaleQueue
 		}
 		if d != nil && fieldInt(d, fGen) == c.q.Gen {
 			att = &attemptRec{}

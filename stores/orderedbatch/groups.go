@@ -30,6 +30,9 @@ func loadGroup(d *docstore.Doc, k docstore.Key, gk string, q *queueRec) (*group,
 		return nil, err
 	}
 	g.seen = true
+	if fieldInt(d, fGen) > q.Gen {
+		return nil, errStaleQueue // q is a cached record older than a purge
+	}
 	if fieldInt(d, fGen) != q.Gen {
 		// Written before a purge: what it held is gone. Positions and the
 		// sequence-number base carry on, so sequence numbers keep

@@ -60,5 +60,12 @@ func Unindexed() []Field {
 	)
 }
 
+// Expiring are the time fields past which a document is of no use: dedup
+// markers and receive attempts after their window. Maintain removes such
+// documents, unless Options.ExpiredByBackend (a TTL policy on each field).
+func Expiring() []Field {
+	return []Field{{Collection: colDedup, Name: fExp}, {Collection: colAttempts, Name: fExp}}
+}
+
 // Field names a field of a collection.
 type Field struct{ Collection, Name string }

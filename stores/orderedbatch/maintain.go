@@ -104,8 +104,11 @@ func (s *Store) emptyTrash(ctx context.Context, now time.Time) error {
 // expireMarkers removes dedup markers and receive attempts past their
 // window.
 func (s *Store) expireMarkers(ctx context.Context, now time.Time) error {
-	for _, col := range []string{colDedup, colAttempts} {
-		if err := s.removeLapsed(ctx, now, col, fExp, now); err != nil {
+	if s.opts.ExpiredByBackend {
+		return nil
+	}
+	for _, f := range Expiring() {
+		if err := s.removeLapsed(ctx, now, f.Collection, f.Name, now); err != nil {
 			return err
 		}
 	}

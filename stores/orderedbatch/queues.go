@@ -148,6 +148,7 @@ func (s *Store) QueueUpdate(ctx context.Context, p *stores.QueueUpdateParams) (*
 		}
 		t.set(queueKey(p.Name), queueFields(q))
 		res = copyQueue(&q.Queue)
+		t.afterCommit(func() { s.queues.put(q, time.Now()) })
 		return nil
 	})
 	if err != nil {
@@ -168,6 +169,7 @@ func (s *Store) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) er
 		}
 		tomb := &queueRec{Queue: stores.Queue{Name: q.Queue.Name, ID: q.Queue.ID}, DeletedAt: t.now}
 		t.set(queueKey(p.Name), queueFields(tomb))
+		t.afterCommit(func() { s.queues.put(tomb, time.Now()) })
 		t.set(trashKey(q.Queue.ID), trashFields(&trashRec{Inc: q.Queue.ID, Below: maxGen, Since: t.now}))
 		return nil
 	})
@@ -195,6 +197,7 @@ func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) erro
 		q.Gen++
 		q.LastPurge = t.now
 		t.set(queueKey(p.Name), queueFields(q))
+		t.afterCommit(func() { s.queues.put(q, time.Now()) })
 		if d == nil || fieldInt(d, "below") < maxGen {
 			t.set(trashKey(q.Queue.ID), trashFields(&trashRec{Inc: q.Queue.ID, Below: q.Gen, Since: t.now}))
 		}

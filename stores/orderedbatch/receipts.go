@@ -67,6 +67,9 @@ func (t *txn) locate(q *queueRec, rs []stores.Receipt) ([]*target, error) {
 			tg.g = g
 			continue
 		}
+		if d != nil && fieldInt(d, fGen) > q.Gen {
+			return nil, errStaleQueue
+		}
 		if d != nil && fieldInt(d, fGen) == q.Gen {
 			tg.std = &stdRec{}
 			if err := decode(d, tg.std); err != nil {
@@ -133,11 +136,7 @@ func receiptGroups(queueID string, rs []stores.Receipt) []string {
 func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
 	defer s.latches.lock(receiptGroups(p.QueueID, p.Receipts)).unlock()
 	var outs []stores.ReceiptOutcome
-	err := s.run(ctx, p.Now, func(t *txn) error {
-		q, err := t.queue(p.QueueName, p.QueueID)
-		if err != nil {
-			return err
-		}
+	err := s.runOnQueue(ctx, p.Now, p.QueueName, p.QueueID, func(t *txn, q *queueRec) error {
 		tgs, err := t.locate(q, p.Receipts)
 		if err != nil {
 			return err
@@ -180,11 +179,7 @@ func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams
 func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageChangeVisibilityParams) (*stores.MessageChangeVisibilityResult, error) {
 	defer s.latches.lock(receiptGroups(p.QueueID, []stores.Receipt{{Locator: p.Locator}})).unlock()
 	var res *stores.MessageChangeVisibilityResult
-	err := s.run(ctx, p.Now, func(t *txn) error {
-		q, err := t.queue(p.QueueName, p.QueueID)
-		if err != nil {
-			return err
-		}
+	err := s.runOnQueue(ctx, p.Now, p.QueueName, p.QueueID, func(t *txn, q *queueRec) error {
 		tgs, err := t.locate(q, []stores.Receipt{{MessageID: p.MessageID, Token: p.Token, Locator: p.Locator}})
 		if err != nil {
 			return err

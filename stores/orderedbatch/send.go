@@ -42,7 +42,7 @@ func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*
 func (s *Store) send(ctx context.Context, p *stores.MessageSendParams, readMarkers bool) (*stores.MessageSendResult, error) {
 	var res *stores.MessageSendResult
 	err := s.run(ctx, p.Now, func(t *txn) error {
-		q, err := t.queue(p.QueueName, p.QueueID)
+		q, err := s.readQueueIn(t, p.QueueName, p.QueueID)
 		if err != nil {
 			return err
 		}

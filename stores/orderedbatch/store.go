@@ -87,6 +87,11 @@ var timeZero time.Time
 type Options struct {
 	// Name is how errors name the backend ("firestore").
 	Name string
+	// ExpiredByBackend: the backend deletes the documents Expiring names
+	// once their time has passed (Firestore TTL policies), so Maintain
+	// leaves them (removing them itself costs a query read, a read and a
+	// delete each; a TTL deletion one delete).
+	ExpiredByBackend bool
 }
 
 // Store is the seam over a document store.
@@ -98,8 +103,8 @@ type Store struct {
 	closed bool
 	// sweep is where Maintain's round of queues continues.
 	sweep string
-	// known: queues as last read, by name (see knownQueue).
-	known map[string]*queueRec
+	// queues: queue records as this instance last knew them.
+	queues queueCache
 	// claims: claims under way, by queue incarnation (see claiming).
 	claims map[string]int
 	// latches serialize this process's updates of one FIFO group.
@@ -125,7 +130,7 @@ func New(docs docstore.Store, opts Options) *Store {
 	if opts.Name == "" {
 		opts.Name = "orderedbatch"
 	}
-	return &Store{docs: docs, opts: opts, known: map[string]*queueRec{}, claims: map[string]int{}}
+	return &Store{docs: docs, opts: opts, claims: map[string]int{}}
 }
 
 // Traits: no clock of its own (the service passes Now), and moves bounded
@@ -248,11 +253,16 @@ type txn struct {
 	now time.Time
 	// late is the real time a retried attempt runs after its call began;
 	// deadlines it sets count from now+late (see Store.run).
-	late   time.Duration
+	late    time.Duration
 	writes  map[docstore.Key]docstore.Fields // nil value: delete
 	creates map[docstore.Key]bool            // writes that are Creates
 	order   []docstore.Key
+	// committed runs once this attempt has committed.
+	committed []func()
 }
+
+// afterCommit has f run once the attempt has committed.
+func (t *txn) afterCommit(f func()) { t.committed = append(t.committed, f) }
 
 // deadline is d from now, for an attempt that may run late.
 func (t *txn) deadline(d time.Duration) time.Time { return t.now.Add(t.late + max(d, 0)) }
@@ -338,9 +348,11 @@ func (s *Store) run(ctx context.Context, now time.Time, fn func(t *txn) error) e
 	now = docstore.Micro(now)
 	began := time.Now()
 	attempts := 0
+	var last *txn
 	err := s.docs.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 		attempts++
 		t := &txn{ctx: ctx, tx: tx, now: now, writes: map[docstore.Key]docstore.Fields{}}
+		last = t
 		if attempts > 1 {
 			t.late = time.Since(began).Truncate(time.Microsecond)
 		}
@@ -349,6 +361,11 @@ func (s *Store) run(ctx context.Context, now time.Time, fn func(t *txn) error) e
 		}
 		return t.flush()
 	})
+	if err == nil {
+		for _, f := range last.committed {
+			f()
+		}
+	}
 	return s.mapErr(err)
 }
 
