@@ -33,7 +33,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 	var res *stores.MessageClaimResult
 	checked := false // the queue record was read during this call
 	for try := 0; ; try++ {
-		cands, err := s.candidates(ctx, q, p.Max, now, crowded || try > 0)
+		cands, hints, err := s.candidates(ctx, q, p.Max, now, crowded || try > 0)
 		if err != nil {
 			return nil, err
 		}
@@ -56,7 +56,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 					return nil // purged since: look again in the new generation
 				}
 				q = cur
-				c := &claim{t: t, q: q, p: p, payloads: newPayloads(t), res: &stores.MessageClaimResult{}, budget: s.txBudget()}
+				c := &claim{t: t, q: q, p: p, payloads: newPayloads(t), res: &stores.MessageClaimResult{}, budget: s.txBudget(), hints: hints}
 				if q.Queue.FIFO {
 					err = c.fifo(cands)
 				} else {
@@ -151,7 +151,7 @@ func (s *Store) readQueue(ctx context.Context, name, id string) (*queueRec, erro
 // again) it asks one random shard first, so that concurrent receivers
 // spread instead of all fighting over the oldest few, and all shards when
 // that one has too few.
-func (s *Store) candidates(ctx context.Context, q *queueRec, max int, now time.Time, spread bool) ([]docstore.Key, error) {
+func (s *Store) candidates(ctx context.Context, q *queueRec, max int, now time.Time, spread bool) ([]docstore.Key, map[docstore.Key]int64, error) {
 	col, field := colMessages, fVis
 	if q.Queue.FIFO {
 		col, field = colGroups, fReady
@@ -176,25 +176,30 @@ func (s *Store) candidates(ctx context.Context, q *queueRec, max int, now time.T
 	if spread {
 		var err error
 		if docs, err = query(docstore.Filter{Field: fShard, Op: docstore.Eq, Value: randomShard()}); err != nil {
-			return nil, s.mapErr(err)
+			return nil, nil, s.mapErr(err)
 		}
 	}
 	if len(docs) < max {
 		more, err := query(docstore.Filter{Field: fShard, Op: docstore.In, Value: allShards()})
 		if err != nil {
-			return nil, s.mapErr(err)
+			return nil, nil, s.mapErr(err)
 		}
 		docs = append(docs, more...)
 	}
 	var keys []docstore.Key
-	seen := map[docstore.Key]bool{}
+	hints := map[docstore.Key]int64{}
 	for _, d := range docs {
-		if !seen[d.Key] && len(keys) < max {
-			seen[d.Key] = true
+		if _, seen := hints[d.Key]; !seen && len(keys) < max {
+			// A group gives at most its pending messages; a Standard
+			// message one.
+			hints[d.Key] = 1
+			if n := fieldInt(d, fPend); n > 1 {
+				hints[d.Key] = n
+			}
 			keys = append(keys, d.Key)
 		}
 	}
-	return keys, nil
+	return keys, hints, nil
 }
 
 // nextChange finds when the next delayed or in-flight message becomes
@@ -234,6 +239,9 @@ type claim struct {
 	payloads *payloads
 	res      *stores.MessageClaimResult
 	lost     bool // a candidate turned out taken or gone
+	// hints: how many messages each candidate may give at most (see
+	// candidates).
+	hints map[docstore.Key]int64
 
 	dlq   *queueRec
 	moves []incoming
@@ -389,8 +397,10 @@ func (c *claim) manifest(g *group, start int64, cache map[docstore.Key]*manifest
 }
 
 func (c *claim) fifo(cands []docstore.Key) error {
-	// A receive attempt is read first: its groups join the candidates.
+	// A receive attempt is read first: its groups are read with the
+	// first candidates.
 	var att *attemptRec
+	var first []docstore.Key
 	akey := attemptKey(c.q.Queue.ID, c.p.AttemptID)
 	if c.p.AttemptID != "" {
 		d, err := c.t.get1(akey)
@@ -406,30 +416,41 @@ func (c *claim) fifo(cands []docstore.Key) error {
 				return err
 			}
 			for _, m := range att.Members {
-				k := groupKey(c.q.Queue.ID, m.GK)
-				if !slices.Contains(cands, k) {
-					cands = append(cands, k)
+				if k := groupKey(c.q.Queue.ID, m.GK); !slices.Contains(first, k) {
+					first = append(first, k)
 				}
 			}
+			cands = slices.DeleteFunc(slices.Clone(cands), func(k docstore.Key) bool { return slices.Contains(first, k) })
 		}
 	}
 	if err := c.deadLetter(); err != nil {
 		return err
 	}
-	docs, err := c.t.get(cands...)
+	// Groups are read in rounds, each of the next candidates whose hints
+	// add up to what the claim still wants: a receive of ten that one
+	// group can fill reads that group, not every candidate.
+	groups := map[string]*group{}
+	var loaded []*group
+	load := func(keys []docstore.Key) ([]*group, error) {
+		docs, err := c.t.get(keys...)
+		if err != nil {
+			return nil, err
+		}
+		round := make([]*group, len(docs))
+		for i, d := range docs {
+			gk := keys[i].ID[len(c.q.Queue.ID)+1:]
+			if round[i], err = loadGroup(d, keys[i], gk, c.q); err != nil {
+				return nil, err
+			}
+			groups[gk] = round[i]
+		}
+		loaded = append(loaded, round...)
+		return round, nil
+	}
+	keys, next := c.nextRound(cands, 0)
+	round, err := load(append(first, keys...))
 	if err != nil {
 		return err
-	}
-	groups := map[string]*group{}
-	var order []*group
-	for i, d := range docs {
-		gk := cands[i].ID[len(c.q.Queue.ID)+1:]
-		g, err := loadGroup(d, cands[i], gk, c.q)
-		if err != nil {
-			return err
-		}
-		groups[gk] = g
-		order = append(order, g)
 	}
 	cache := map[docstore.Key]*manifestDoc{}
 	if att != nil {
@@ -438,26 +459,35 @@ func (c *claim) fifo(cands []docstore.Key) error {
 			return err
 		}
 	}
-	slices.SortStableFunc(order, func(a, b *group) int { return cmp.Compare(a.rec.Rank, b.rec.Rank) })
 	var claimed []attemptMember
-	for _, g := range order {
-		if len(c.res.Messages) >= c.p.Max {
+	for {
+		slices.SortStableFunc(round, func(a, b *group) int { return cmp.Compare(a.rec.Rank, b.rec.Rank) })
+		for _, g := range round {
+			if len(c.res.Messages) >= c.p.Max {
+				break
+			}
+			if !g.seen || g.empty() {
+				c.lost = true
+				continue
+			}
+			got, err := c.fromGroup(g, cache)
+			if err != nil {
+				return err
+			}
+			if len(got) == 0 {
+				c.lost = true
+			}
+			claimed = append(claimed, got...)
+		}
+		if len(c.res.Messages) >= c.p.Max || next >= len(cands) {
 			break
 		}
-		if !g.seen || g.empty() {
-			c.lost = true
-			continue
-		}
-		got, err := c.fromGroup(g, cache)
-		if err != nil {
+		keys, next = c.nextRound(cands, next)
+		if round, err = load(keys); err != nil {
 			return err
 		}
-		if len(got) == 0 {
-			c.lost = true
-		}
-		claimed = append(claimed, got...)
 	}
-	for _, g := range order {
+	for _, g := range loaded {
 		if g.dirty {
 			c.t.set(g.key, g.fields(c.q.Queue.ID, c.t.now))
 		}
@@ -469,6 +499,22 @@ func (c *claim) fifo(cands []docstore.Key) error {
 		})
 	}
 	return c.finish()
+}
+
+// nextRound takes candidates from cands[from:] until their hints cover
+// what the claim still wants (at least one), and says where the next round
+// starts.
+func (c *claim) nextRound(cands []docstore.Key, from int) ([]docstore.Key, int) {
+	want := int64(c.p.Max - len(c.res.Messages))
+	i := from
+	for ; i < len(cands) && (i == from || want > 0); i++ {
+		h, ok := c.hints[cands[i]]
+		if !ok {
+			h = 1
+		}
+		want -= h
+	}
+	return cands[from:i], i
 }
 
 // fromGroup claims the contiguous run of visible messages from g's head,

@@ -27,7 +27,7 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 	}
 	now := nowOr(p.Now)
 	// One more candidate than the move may take tells whether any is left.
-	cands, err := s.candidates(ctx, src, limit+1, now, false)
+	cands, _, err := s.candidates(ctx, src, limit+1, now, false)
 	if err != nil {
 		return nil, err
 	}
