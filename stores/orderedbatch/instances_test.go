@@ -24,14 +24,21 @@ type twoInstances struct {
 
 func newTwoInstances(t *testing.T) *twoInstances {
 	docs := memdocs.New()
-	a := orderedbatch.New(docs, orderedbatch.Options{Name: "memdocs"})
-	b := orderedbatch.New(shared{docs}, orderedbatch.Options{Name: "memdocs"})
-	ctx := context.Background()
-	res, err := a.QueueCreate(ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: "q.fifo", ID: "0123456789abcdef", FIFO: true, Attributes: map[string]string{}}, Now: time.Now()})
+	e := newInstance(t, docs, orderedbatch.Options{Name: "memdocs"})
+	e.b = orderedbatch.New(shared{docs}, orderedbatch.Options{Name: "memdocs"})
+	return e
+}
+
+// newInstance is one protocol instance over docs, with the FIFO queue.
+func newInstance(t *testing.T, docs docstore.Store, opts orderedbatch.Options) *twoInstances {
+	e := &twoInstances{t: t, ctx: context.Background(), a: orderedbatch.New(docs, opts)}
+	res, err := e.a.QueueCreate(e.ctx, &stores.QueueCreateParams{Now: time.Now(),
+		Queue: &stores.Queue{Name: "q.fifo", ID: "0123456789abcdef", FIFO: true, Attributes: map[string]string{}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &twoInstances{t: t, ctx: ctx, a: a, b: b, q: res.Queue}
+	e.q = res.Queue
+	return e
 }
 
 func (e *twoInstances) send(via *orderedbatch.Store, group string) string {
@@ -135,13 +142,8 @@ func TestMaintainLeavesExpiredToBackend(t *testing.T) {
 	for _, byBackend := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ExpiredByBackend=%v", byBackend), func(t *testing.T) {
 			docs := memdocs.New()
-			st := orderedbatch.New(docs, orderedbatch.Options{Name: "memdocs", ExpiredByBackend: byBackend})
-			e := &twoInstances{t: t, ctx: context.Background(), a: st}
-			res, err := st.QueueCreate(e.ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: "q.fifo", ID: "0123456789abcdef", FIFO: true, Attributes: map[string]string{}}, Now: time.Now()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			e.q = res.Queue
+			e := newInstance(t, docs, orderedbatch.Options{Name: "memdocs", ExpiredByBackend: byBackend})
+			st := e.a
 			e.send(st, "g")
 			markers := func() int64 {
 				n, err := docs.Count(e.ctx, docstore.Query{Collection: "dedup"})

@@ -94,13 +94,8 @@ func (t opsTx) Delete(k docstore.Key) error { t.o.add(0, 0, 1); return t.Tx.Dele
 // table says, 12 in all.
 func TestLifecycleOperations(t *testing.T) {
 	o := &ops{Store: memdocs.New()}
-	st := orderedbatch.New(o, orderedbatch.Options{Name: "memdocs"})
-	e := &twoInstances{t: t, ctx: context.Background(), a: st}
-	res, err := st.QueueCreate(e.ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: "q.fifo", ID: "0123456789abcdef", FIFO: true, Attributes: map[string]string{}}, Now: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.q = res.Queue
+	e := newInstance(t, o, orderedbatch.Options{Name: "memdocs"})
+	st := e.a
 	for round := range 3 {
 		e.send(st, "g")
 		sr, sw, sd, _, _ := o.take()
@@ -139,13 +134,8 @@ func TestLifecycleOperations(t *testing.T) {
 // transaction, not every candidate the query found.
 func TestClaimReadsTheGroupsItNeeds(t *testing.T) {
 	o := &ops{Store: memdocs.New()}
-	st := orderedbatch.New(o, orderedbatch.Options{Name: "memdocs"})
-	e := &twoInstances{t: t, ctx: context.Background(), a: st}
-	res, err := st.QueueCreate(e.ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: "q.fifo", ID: "0123456789abcdef", FIFO: true, Attributes: map[string]string{}}, Now: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.q = res.Queue
+	e := newInstance(t, o, orderedbatch.Options{Name: "memdocs"})
+	st := e.a
 	for range 10 {
 		e.send(st, "g0")
 	}
