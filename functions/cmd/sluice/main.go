@@ -21,8 +21,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -50,7 +48,9 @@ Usage:
   sluice help               print this help
 
 Flags of serve (the environment variable sets the default):
-  --addr ADDR           SLUICE_ADDR             listen address (default 127.0.0.1:9324; port 0 picks one)
+  --addr ADDR           SLUICE_ADDR             listen address (default 127.0.0.1:9324; port 0 picks one);
+                        PORT                    PORT=N (as Cloud Run sets it) means :N, all interfaces, over
+                                                SLUICE_ADDR
   --store URL           SLUICE_STORE            store: mem://, file:///dir (embedded), postgres://...
                                                 (default: embedded in ./sluice-data)
   --wakeups URL         SLUICE_WAKEUPS          how instances wake each other's long polls: local (none),
@@ -108,41 +108,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// env returns the environment variable or def.
-func env(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok && v != "" {
-		return v
-	}
-	return def
+// common holds the settings that serve and maintain share, their
+// defaults from the environment (app.SettingsFromEnv).
+type common struct {
+	set app.Settings
 }
 
-// common holds the flags that serve and maintain share; cfg gathers those
-// that configure the app.
-type common struct {
-	cfg       app.Config
-	logLevel  string
-	logFormat string
+// load reads the environment; false means it was refused (reported).
+func (c *common) load(name string, stderr io.Writer) bool {
+	s, err := app.SettingsFromEnv(os.LookupEnv)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice %s: %v\n", name, err)
+		return false
+	}
+	c.set = s
+	return true
 }
 
 func (c *common) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.cfg.Store, "store", env("SLUICE_STORE", ""), "store URL")
-	fs.StringVar(&c.logLevel, "log-level", env("SLUICE_LOG_LEVEL", "info"), "debug, info, warn or error")
-	fs.StringVar(&c.logFormat, "log-format", env("SLUICE_LOG_FORMAT", "text"), "text or json")
-}
-
-func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return nil, fmt.Errorf("bad --log-level %q: use debug, info, warn or error", c.logLevel)
-	}
-	opts := &slog.HandlerOptions{Level: level}
-	switch strings.ToLower(c.logFormat) {
-	case "text", "":
-		return slog.New(slog.NewTextHandler(stderr, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(stderr, opts)), nil
-	}
-	return nil, fmt.Errorf("bad --log-format %q: use text or json", c.logFormat)
+	fs.StringVar(&c.set.Store, "store", c.set.Store, "store URL")
+	fs.StringVar(&c.set.LogLevel, "log-level", c.set.LogLevel, "debug, info, warn or error")
+	fs.StringVar(&c.set.LogFormat, "log-format", c.set.LogFormat, "text or json")
 }
 
 func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
@@ -168,165 +154,71 @@ func parseFlags(fs *flag.FlagSet, args []string) (bool, int) {
 	return true, 0
 }
 
-type serveConfig struct {
-	common
-	addr            string
-	shutdownTimeout time.Duration
-	metricsAddr     string
-	requestLogLevel string
-	queuesFile      string
-}
-
-func (c *serveConfig) validate() error {
-	if err := c.cfg.Validate(); err != nil {
-		return err
-	}
-	if c.shutdownTimeout <= 0 {
-		return fmt.Errorf("bad --shutdown-timeout %s", c.shutdownTimeout)
-	}
-	lvl, err := parseRequestLogLevel(c.requestLogLevel)
-	if err != nil {
-		return err
-	}
-	c.cfg.RequestLogLevel = lvl
-	if c.cfg.MetricsMaxQueues == 0 {
-		c.cfg.MetricsMaxQueues = -1 // none
-	} else if c.cfg.MetricsMaxQueues < 0 {
-		return fmt.Errorf("bad --metrics-max-queues %d", c.cfg.MetricsMaxQueues)
-	}
-	c.cfg.MetricsElsewhere = c.metricsAddr != ""
-	if c.queuesFile != "" {
-		qs, err := app.LoadQueuesFile(c.queuesFile)
-		if err != nil {
-			return fmt.Errorf("--queues %w", err)
-		}
-		c.cfg.Queues, c.cfg.QueuesSource = qs, c.queuesFile
-	}
-	return nil
-}
-
-// levelOff is above every level a logger is set to: the request line is
-// never logged.
-const levelOff = slog.Level(1 << 10)
-
-func parseRequestLogLevel(s string) (slog.Leveler, error) {
-	if strings.EqualFold(s, "off") || strings.EqualFold(s, "none") {
-		return levelOff, nil
-	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(s)); err != nil {
-		return nil, fmt.Errorf("bad --request-log-level %q: use debug, info, warn, error or off", s)
-	}
-	return level, nil
-}
-
-// envBool reads a boolean environment variable for a flag's default; a
-// value strconv.ParseBool refuses is bad usage.
-func envBool(name string) (bool, error) {
-	v := env(name, "")
-	if v == "" {
-		return false, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("bad %s %q: use true or false", name, v)
-	}
-	return b, nil
-}
-
-// envInt reads an integer environment variable for a flag's default.
-func envInt(name string, def int) (int, error) {
-	v := env(name, "")
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, fmt.Errorf("bad %s %q: use a number", name, v)
-	}
-	return n, nil
-}
-
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var c serveConfig
+	var c common
+	if !c.load("serve", stderr) {
+		return 2
+	}
+	set := &c.set
 	fs := newFlagSet("serve", stderr)
 	c.register(fs)
-	fs.StringVar(&c.addr, "addr", env("SLUICE_ADDR", "127.0.0.1:9324"), "listen address")
-	fs.StringVar(&c.cfg.Wakeups, "wakeups", env("SLUICE_WAKEUPS", ""), "wake-ups transport URL")
-	fs.StringVar(&c.cfg.Region, "region", env("SLUICE_REGION", "us-east-1"), "region")
-	fs.StringVar(&c.cfg.AccountID, "account-id", env("SLUICE_ACCOUNT_ID", "000000000000"), "account id")
-	fs.StringVar(&c.cfg.BaseURL, "base-url", env("SLUICE_BASE_URL", ""), "base URL of queue URLs")
-	timeout, err := time.ParseDuration(env("SLUICE_SHUTDOWN_TIMEOUT", "30s"))
-	if err != nil {
-		fmt.Fprintf(stderr, "sluice serve: bad SLUICE_SHUTDOWN_TIMEOUT: %v\n", err)
-		return 2
-	}
-	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", timeout, "grace period on shutdown")
-	fs.StringVar(&c.metricsAddr, "metrics-addr", env("SLUICE_METRICS_ADDR", ""), "listen address of /metrics")
-	fs.StringVar(&c.requestLogLevel, "request-log-level", env("SLUICE_REQUEST_LOG_LEVEL", "debug"), "level of request lines")
-	fs.StringVar(&c.queuesFile, "queues", env("SLUICE_QUEUES", ""), "JSON file of queues to create at start")
-	noCooldowns, err := envBool("SLUICE_DEV_NO_COOLDOWNS")
-	if err != nil {
-		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
-		return 2
-	}
-	fs.BoolVar(&c.cfg.NoCooldowns, "dev-no-cooldowns", noCooldowns, "no 60-second cooldowns (tests)")
-	maxQueues, err := envInt("SLUICE_METRICS_MAX_QUEUES", 100)
-	if err != nil {
-		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
-		return 2
-	}
-	fs.IntVar(&c.cfg.MetricsMaxQueues, "metrics-max-queues", maxQueues, "queues whose depths /metrics reports")
-	bodyMemory, err := strconv.ParseInt(env("SLUICE_BODY_MEMORY", strconv.Itoa(httpapi.DefaultBodyMemory)), 10, 64)
-	if err != nil {
-		fmt.Fprintf(stderr, "sluice serve: bad SLUICE_BODY_MEMORY: %v\n", err)
-		return 2
-	}
-	fs.Int64Var(&c.cfg.BodyMemory, "body-memory", bodyMemory, "bytes all request bodies in flight may hold")
-	bodyTimeout, err := time.ParseDuration(env("SLUICE_BODY_TIMEOUT", httpapi.DefaultBodyTimeout.String()))
-	if err != nil {
-		fmt.Fprintf(stderr, "sluice serve: bad SLUICE_BODY_TIMEOUT: %v\n", err)
-		return 2
-	}
-	fs.DurationVar(&c.cfg.BodyTimeout, "body-timeout", bodyTimeout, "how long a request body may take to arrive")
+	fs.StringVar(&set.Addr, "addr", set.Addr, "listen address")
+	fs.StringVar(&set.Wakeups, "wakeups", set.Wakeups, "wake-ups transport URL")
+	fs.StringVar(&set.Region, "region", set.Region, "region")
+	fs.StringVar(&set.AccountID, "account-id", set.AccountID, "account id")
+	fs.StringVar(&set.BaseURL, "base-url", set.BaseURL, "base URL of queue URLs")
+	fs.DurationVar(&set.ShutdownTimeout, "shutdown-timeout", set.ShutdownTimeout, "grace period on shutdown")
+	fs.StringVar(&set.MetricsAddr, "metrics-addr", set.MetricsAddr, "listen address of /metrics")
+	fs.StringVar(&set.RequestLogLevel, "request-log-level", set.RequestLogLevel, "level of request lines")
+	fs.StringVar(&set.QueuesFile, "queues", set.QueuesFile, "JSON file of queues to create at start")
+	fs.BoolVar(&set.NoCooldowns, "dev-no-cooldowns", set.NoCooldowns, "no 60-second cooldowns (tests)")
+	fs.IntVar(&set.MetricsMaxQueues, "metrics-max-queues", set.MetricsMaxQueues, "queues whose depths /metrics reports")
+	fs.Int64Var(&set.BodyMemory, "body-memory", set.BodyMemory, "bytes all request bodies in flight may hold")
+	fs.DurationVar(&set.BodyTimeout, "body-timeout", set.BodyTimeout, "how long a request body may take to arrive")
 	if ok, code := parseFlags(fs, args); !ok {
 		return code
 	}
-	if err := c.validate(); err != nil {
-		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
+	if set.ShutdownTimeout <= 0 {
+		fmt.Fprintf(stderr, "sluice serve: bad --shutdown-timeout %s\n", set.ShutdownTimeout)
 		return 2
 	}
-	logger, err := c.logger(stderr)
+	cfg, err := set.Config(stderr)
+	var qfe *app.QueuesFileError
+	if errors.As(err, &qfe) {
+		fmt.Fprintf(stderr, "sluice serve: --queues %v\n", qfe.Err)
+		return 2
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice serve: %v\n", err)
 		return 2
 	}
+	logger := cfg.Logger
+	cfg.MetricsElsewhere = set.MetricsAddr != ""
 
 	// SIGINT/SIGTERM start a graceful shutdown; a second one kills at once
 	// (stop restores the default handling).
 	sigCtx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	c.cfg.Logger = logger
-	c.cfg.Version = version
-	a, err := app.New(sigCtx, c.cfg)
+	cfg.Version = version
+	a, err := app.New(sigCtx, cfg)
 	var qerr *app.QueuesError
 	if errors.As(err, &qerr) {
 		fmt.Fprintf(stderr, "sluice serve: --queues %v\n", qerr)
 		return 2
 	}
 	if err != nil {
-		logger.Error("cannot open the store", "store", registry.Redact(c.cfg.Store), "err", err)
+		logger.Error("cannot open the store", "store", registry.Redact(cfg.Store), "err", err)
 		return 1
 	}
 	defer closeApp(a, logger)
 
-	ln, err := net.Listen("tcp", c.addr)
+	ln, err := net.Listen("tcp", set.Addr)
 	if err != nil {
-		logger.Error("cannot listen", "addr", c.addr, "err", err)
+		logger.Error("cannot listen", "addr", set.Addr, "err", err)
 		return 1
 	}
-	srv := newServer(ctx, a.Handler(), c.cfg.BodyTimeout, logger)
+	srv := newServer(ctx, a.Handler(), cfg.BodyTimeout, logger)
 	// Shutdown closes the listeners first, then runs this: waiting long
 	// polls end with what they have and in-flight requests can finish.
 	srv.RegisterOnShutdown(a.Shutdown)
@@ -342,10 +234,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
-	if c.metricsAddr != "" {
-		mln, err := net.Listen("tcp", c.metricsAddr)
+	if set.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", set.MetricsAddr)
 		if err != nil {
-			logger.Error("cannot listen for metrics", "addr", c.metricsAddr, "err", err)
+			logger.Error("cannot listen for metrics", "addr", set.MetricsAddr, "err", err)
 			return 1
 		}
 		msrv := &http.Server{Handler: a.OpsHandler(), ReadHeaderTimeout: 10 * time.Second,
@@ -357,12 +249,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	addr := ln.Addr().String()
 	kind, info := a.StoreInfo()
-	attrs := []any{"addr", addr, "version", a.Build().String(), "store", registry.Redact(c.cfg.Store), "store_kind", kind}
+	attrs := []any{"addr", addr, "version", a.Build().String(), "store", registry.Redact(cfg.Store), "store_kind", kind}
 	for _, at := range info {
 		attrs = append(attrs, slog.Attr{Key: "store_" + at.Key, Value: at.Value})
 	}
-	attrs = append(attrs, "region", c.cfg.Region, "account_id", c.cfg.AccountID)
-	if c.cfg.NoCooldowns {
+	attrs = append(attrs, "region", cfg.Region, "account_id", cfg.AccountID)
+	if cfg.NoCooldowns {
 		attrs = append(attrs, "dev_no_cooldowns", true)
 	}
 	logger.Info("listening", attrs...)
@@ -375,8 +267,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case <-sigCtx.Done():
 	}
 	stop()
-	logger.Info("shutting down", "grace", c.shutdownTimeout.String())
-	shCtx, cancel := context.WithTimeout(context.Background(), c.shutdownTimeout)
+	logger.Info("shutting down", "grace", set.ShutdownTimeout.String())
+	shCtx, cancel := context.WithTimeout(context.Background(), set.ShutdownTimeout)
 	defer cancel()
 	code := 0
 	if err := srv.Shutdown(shCtx); err != nil {
@@ -431,23 +323,27 @@ func closeApp(a *app.App, logger *slog.Logger) {
 
 func maintain(ctx context.Context, args []string, stderr io.Writer) int {
 	var c common
+	if !c.load("maintain", stderr) {
+		return 2
+	}
 	fs := newFlagSet("maintain", stderr)
 	c.register(fs)
 	if ok, code := parseFlags(fs, args); !ok {
 		return code
 	}
-	logger, err := c.logger(stderr)
+	c.set.QueuesFile = "" // a pass creates no queues
+	cfg, err := c.set.Config(stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "sluice maintain: %v\n", err)
 		return 2
 	}
+	logger := cfg.Logger
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	c.cfg.Logger = logger
-	c.cfg.Wakeups = wake.Local // one pass wakes nobody's long polls
-	a, err := app.New(ctx, c.cfg)
+	cfg.Wakeups = wake.Local // one pass wakes nobody's long polls
+	a, err := app.New(ctx, cfg)
 	if err != nil {
-		logger.Error("cannot open the store", "store", registry.Redact(c.cfg.Store), "err", err)
+		logger.Error("cannot open the store", "store", registry.Redact(cfg.Store), "err", err)
 		return 1
 	}
 	start := time.Now()
