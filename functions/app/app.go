@@ -78,6 +78,11 @@ type Config struct {
 	// just-deleted queue, a second purge) for test suites; see
 	// service.Config. Off by default, as on AWS.
 	NoCooldowns bool
+	// DevClockOffset moves the clock of the service and of maintenance
+	// passes this far from the real one, for tests of time across process
+	// restarts (a scale-to-zero test starts each process later in
+	// simulated time); zero is the real clock.
+	DevClockOffset time.Duration
 	// Queues are created at start through CreateQueue (see QueueSpec;
 	// LoadQueuesFile reads them from a file, named by QueuesSource in
 	// errors). New fails with a *QueuesError when CreateQueue refuses one.
@@ -199,6 +204,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	m := newMetrics(build)
 	_, billed := raw.(stores.Biller)
 	store := &meteredStore{s: raw, m: m, billed: billed}
+	var clock func() time.Time
+	if off := cfg.DevClockOffset; off != 0 {
+		clock = func() time.Time { return time.Now().Add(off) }
+	}
 	svc := service.New(service.Config{
 		Store:          store,
 		Region:         cfg.Region,
@@ -210,6 +219,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		IdleMemo:       cfg.IdleMemo,
 		RepairInterval: cfg.RepairInterval,
 		NoCooldowns:    cfg.NoCooldowns,
+		Clock:          clock,
 		OnLongPoll:     m.observeLongPoll,
 		Logger:         logger,
 	})
@@ -277,11 +287,10 @@ func (a *App) Shutdown() {
 	a.svc.Shutdown()
 }
 
-// Maintain runs one housekeeping pass over the store (what RunBackground
-// does now and then), for entry points run on a schedule.
-func (a *App) Maintain(ctx context.Context) error {
-	return a.store.Maintain(ctx, &stores.MaintainParams{})
-}
+// Maintain steps the move tasks and runs one housekeeping pass over the
+// store (what RunBackground does now and then), for entry points run on a
+// schedule.
+func (a *App) Maintain(ctx context.Context) error { return a.svc.Maintain(ctx) }
 
 // Close closes the wake-ups hub and the store, once; call it after the
 // handler and RunBackground are done with them.

@@ -28,6 +28,8 @@ type Settings struct {
 	BodyMemory      int64  // SLUICE_BODY_MEMORY
 	BodyTimeout     time.Duration
 	NoCooldowns     bool // SLUICE_DEV_NO_COOLDOWNS
+	// DevClockOffset: SLUICE_DEV_CLOCK_OFFSET (Config.DevClockOffset).
+	DevClockOffset time.Duration
 	// MetricsMaxQueues: SLUICE_METRICS_MAX_QUEUES; 0 means none.
 	MetricsMaxQueues int
 
@@ -87,6 +89,11 @@ func SettingsFromEnv(lookup func(string) (string, bool)) (Settings, error) {
 			return Settings{}, fmt.Errorf("bad SLUICE_DEV_NO_COOLDOWNS %q: use true or false", v)
 		}
 	}
+	if v := get("SLUICE_DEV_CLOCK_OFFSET", ""); v != "" {
+		if s.DevClockOffset, err = time.ParseDuration(v); err != nil {
+			return Settings{}, fmt.Errorf("bad SLUICE_DEV_CLOCK_OFFSET %q: use a duration such as 6m", v)
+		}
+	}
 	if s.MetricsMaxQueues, err = strconv.Atoi(get("SLUICE_METRICS_MAX_QUEUES", "100")); err != nil {
 		return Settings{}, fmt.Errorf("bad SLUICE_METRICS_MAX_QUEUES %q: use a number", get("SLUICE_METRICS_MAX_QUEUES", ""))
 	}
@@ -107,7 +114,7 @@ func (s Settings) Config(logs io.Writer) (Config, error) {
 	c := Config{
 		Store: s.Store, Wakeups: s.Wakeups, Region: s.Region, AccountID: s.AccountID, BaseURL: s.BaseURL,
 		Logger: logger, RequestLogLevel: reqLevel, BodyMemory: s.BodyMemory, BodyTimeout: s.BodyTimeout,
-		NoCooldowns: s.NoCooldowns, MetricsMaxQueues: s.MetricsMaxQueues,
+		NoCooldowns: s.NoCooldowns, DevClockOffset: s.DevClockOffset, MetricsMaxQueues: s.MetricsMaxQueues,
 	}
 	switch {
 	case c.MetricsMaxQueues == 0:

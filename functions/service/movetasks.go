@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -293,9 +294,19 @@ func (s *Service) endMoveTask(ctx context.Context, t *stores.MoveTask, status st
 	return s.storeErr(ctx, err)
 }
 
+// Maintain steps every move task and runs one housekeeping pass over the
+// store: the work no request does, for a scheduler to call when no
+// process runs in the background. Safe with several instances at once.
+func (s *Service) Maintain(ctx context.Context) error {
+	if err := s.RunMoveTasks(ctx); err != nil {
+		return fmt.Errorf("move tasks: %w", err)
+	}
+	return s.store.Maintain(ctx, &stores.MaintainParams{Now: s.now()})
+}
+
 // RunBackground advances move tasks and does housekeeping until ctx ends.
 // A plain server runs it; a function that scales to zero relies on the
-// in-passing work and `sluice maintain` instead.
+// in-passing work and Maintain, called by a scheduler, instead.
 func (s *Service) RunBackground(ctx context.Context) {
 	tick := time.NewTicker(s.cfg.MoveTaskStep)
 	defer tick.Stop()

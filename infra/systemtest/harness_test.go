@@ -268,6 +268,13 @@ var listeningRE = regexp.MustCompile(`^sluice listening on (http://127\.0\.0\.1:
 // race or a panic.
 func startInstance(t *testing.T, name, store string) *instance {
 	t.Helper()
+	return startInstanceEnv(t, name, store)
+}
+
+// startInstanceEnv is startInstance with environment variables added
+// (KEY=value).
+func startInstanceEnv(t *testing.T, name, store string, extraEnv ...string) *instance {
+	t.Helper()
 	logPath := filepath.Join(t.TempDir(), name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -284,7 +291,7 @@ func startInstance(t *testing.T, name, store string) *instance {
 	if binRace {
 		env = append(env, "GORACE=halt_on_error=0 exitcode=66")
 	}
-	cmd.Env = env
+	cmd.Env = append(env, extraEnv...)
 	cmd.Stderr = logFile
 	// Should the test binary die (a timeout panic), so does the server.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

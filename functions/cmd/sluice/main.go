@@ -76,6 +76,7 @@ Flags of serve (the environment variable sets the default):
   --queues FILE         SLUICE_QUEUES           JSON file of queues to create at start (idempotent)
   --dev-no-cooldowns    SLUICE_DEV_NO_COOLDOWNS for test suites: no 60-second wait to re-create a deleted
                                                 queue or to purge again (default off, as on AWS)
+  (SLUICE_DEV_CLOCK_OFFSET=D)  for tests: requests and maintenance run on a clock D from the real one
 
 Paths besides SQS: /healthz (liveness), /readyz (readiness), /metrics (Prometheus), GET / (this build).
 
