@@ -43,6 +43,10 @@ type Config struct {
 	// BaseURL is scheme://host[:port] of queue URLs; empty means the host
 	// each request was sent to.
 	BaseURL string
+	// TrustForwarded takes that host and scheme from the X-Forwarded-Host
+	// and X-Forwarded-Proto headers of a front end (httpapi.Options); only
+	// for a server that nothing reaches but through one.
+	TrustForwarded bool
 	// Logger receives the logs of the store, the service and the handler;
 	// nil means slog.Default().
 	Logger *slog.Logger
@@ -237,7 +241,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	m.watch(svc, hub, depth)
 	sqs := httpapi.NewHandler(svc, httpapi.Options{Logger: logger, MaxBodyBytes: cfg.MaxBodyBytes,
-		BodyMemory: cfg.BodyMemory, BodyTimeout: cfg.BodyTimeout,
+		BodyMemory: cfg.BodyMemory, BodyTimeout: cfg.BodyTimeout, TrustForwarded: cfg.TrustForwarded,
 		RequestLogLevel: cfg.RequestLogLevel, Observe: m.observeRequest})
 	a.handler = a.routes(sqs, a.metricsHere)
 	if d, ok := raw.(stores.Describer); ok {

@@ -21,6 +21,7 @@ type Settings struct {
 	Region          string // SLUICE_REGION
 	AccountID       string // SLUICE_ACCOUNT_ID
 	BaseURL         string // SLUICE_BASE_URL
+	TrustForwarded  bool   // SLUICE_TRUST_FORWARDED
 	LogLevel        string // SLUICE_LOG_LEVEL
 	LogFormat       string // SLUICE_LOG_FORMAT
 	RequestLogLevel string // SLUICE_REQUEST_LOG_LEVEL
@@ -84,6 +85,11 @@ func SettingsFromEnv(lookup func(string) (string, bool)) (Settings, error) {
 	if s.ShutdownTimeout, err = time.ParseDuration(get("SLUICE_SHUTDOWN_TIMEOUT", "30s")); err != nil {
 		return Settings{}, fmt.Errorf("bad SLUICE_SHUTDOWN_TIMEOUT %q: use a duration such as 30s", get("SLUICE_SHUTDOWN_TIMEOUT", ""))
 	}
+	if v := get("SLUICE_TRUST_FORWARDED", ""); v != "" {
+		if s.TrustForwarded, err = strconv.ParseBool(v); err != nil {
+			return Settings{}, fmt.Errorf("bad SLUICE_TRUST_FORWARDED %q: use true or false", v)
+		}
+	}
 	if v := get("SLUICE_DEV_NO_COOLDOWNS", ""); v != "" {
 		if s.NoCooldowns, err = strconv.ParseBool(v); err != nil {
 			return Settings{}, fmt.Errorf("bad SLUICE_DEV_NO_COOLDOWNS %q: use true or false", v)
@@ -112,7 +118,7 @@ func (s Settings) Config(logs io.Writer) (Config, error) {
 		return Config{}, err
 	}
 	c := Config{
-		Store: s.Store, Wakeups: s.Wakeups, Region: s.Region, AccountID: s.AccountID, BaseURL: s.BaseURL,
+		Store: s.Store, Wakeups: s.Wakeups, Region: s.Region, AccountID: s.AccountID, BaseURL: s.BaseURL, TrustForwarded: s.TrustForwarded,
 		Logger: logger, RequestLogLevel: reqLevel, BodyMemory: s.BodyMemory, BodyTimeout: s.BodyTimeout,
 		NoCooldowns: s.NoCooldowns, DevClockOffset: s.DevClockOffset, MetricsMaxQueues: s.MetricsMaxQueues,
 	}

@@ -46,6 +46,7 @@ func TestSettingsFromEnvRefusesBadValues(t *testing.T) {
 	for name, v := range map[string]string{
 		"PORT": "http", "SLUICE_BODY_MEMORY": "lots", "SLUICE_BODY_TIMEOUT": "30",
 		"SLUICE_SHUTDOWN_TIMEOUT": "x", "SLUICE_DEV_NO_COOLDOWNS": "maybe", "SLUICE_METRICS_MAX_QUEUES": "ten",
+		"SLUICE_TRUST_FORWARDED": "maybe", "SLUICE_DEV_CLOCK_OFFSET": "soon",
 	} {
 		if _, err := app.SettingsFromEnv(envOf(map[string]string{name: v})); err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("%s=%q: %v, want an error naming %s", name, v, err, name)

@@ -48,6 +48,12 @@ type Options struct {
 	// BodyTimeout bounds how long a request body may take to arrive; 0
 	// means DefaultBodyTimeout.
 	BodyTimeout time.Duration
+	// TrustForwarded takes the scheme and host of queue URLs from the
+	// X-Forwarded-Proto and X-Forwarded-Host headers, which a front end
+	// (a load balancer, Cloud Run, API Gateway) sets. Only for a handler
+	// that nothing reaches but through such a front end: anyone else can
+	// send those headers too.
+	TrustForwarded bool
 }
 
 type handler struct {
@@ -58,8 +64,9 @@ type handler struct {
 	reqLevel slog.Leveler
 	observe  func(*RequestInfo)
 
-	budget      *bodyBudget
-	bodyTimeout time.Duration
+	budget         *bodyBudget
+	bodyTimeout    time.Duration
+	trustForwarded bool
 }
 
 // NewHandler returns the http.Handler that serves the SQS API of svc over
@@ -67,7 +74,7 @@ type handler struct {
 func NewHandler(svc *service.Service, opts Options) http.Handler {
 	h := &handler{svc: svc, log: opts.Logger, max: opts.MaxBodyBytes, ops: operations,
 		reqLevel: opts.RequestLogLevel, observe: opts.Observe,
-		budget: &bodyBudget{max: opts.BodyMemory}, bodyTimeout: opts.BodyTimeout}
+		budget: &bodyBudget{max: opts.BodyMemory}, bodyTimeout: opts.BodyTimeout, trustForwarded: opts.TrustForwarded}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -153,7 +160,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	defer func() { h.budget.give(x.held) }()
-	ctx := service.WithRequestID(service.WithRequestBase(r.Context(), requestBase(r)), x.id)
+	ctx := service.WithRequestID(service.WithRequestBase(r.Context(), requestBase(r, h.trustForwarded)), x.id)
 	if h := r.Header.Get("X-Amzn-Trace-Id"); h != "" {
 		ctx = service.WithTraceHeader(ctx, h)
 	}
@@ -167,7 +174,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // call runs the operation and writes its output or error.
 func (x *exchange) call(ctx context.Context, op *operation, in any) {
 	if op.setQueueURL != nil && op.queueURL(in) == "" {
-		if u := pathQueueURL(x.r); u != "" {
+		if u := pathQueueURL(x.r, x.h.trustForwarded); u != "" {
 			op.setQueueURL(in, u)
 		}
 	}
@@ -229,20 +236,23 @@ func errStatus(e *contract.Error) int {
 	return http.StatusInternalServerError
 }
 
-// requestBase is scheme://host of the request as the client addressed it.
-func requestBase(r *http.Request) string {
+// requestBase is scheme://host of the request as the client addressed it:
+// as it reached this server, or, with trustForwarded, as the front end
+// before it says (the first value of each forwarding header).
+func requestBase(r *http.Request, trustForwarded bool) string {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p != "" {
-		p, _, _ = strings.Cut(p, ",")
-		switch p = strings.ToLower(strings.TrimSpace(p)); p {
-		case "http", "https":
+	host := r.Host
+	if trustForwarded {
+		if p := firstForwarded(r, "X-Forwarded-Proto"); p == "http" || p == "https" {
 			scheme = p
 		}
+		if h := firstForwarded(r, "X-Forwarded-Host"); h != "" && !strings.ContainsAny(h, "/?#@ ") {
+			host = h
+		}
 	}
-	host := r.Host
 	if host == "" {
 		if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 			host = a.String()
@@ -251,16 +261,23 @@ func requestBase(r *http.Request) string {
 	return scheme + "://" + host
 }
 
+// firstForwarded is the first value of a forwarding header, lower-cased
+// and trimmed (a chain of proxies appends theirs after it).
+func firstForwarded(r *http.Request, name string) string {
+	v, _, _ := strings.Cut(r.Header.Get(name), ",")
+	return strings.ToLower(strings.TrimSpace(v))
+}
+
 // pathQueueURL returns the absolute queue URL the request was sent to when
 // its path has the form /<account-id>/<queue-name>, or "".
-func pathQueueURL(r *http.Request) string {
+func pathQueueURL(r *http.Request, trustForwarded bool) string {
 	p := strings.TrimPrefix(r.URL.Path, "/")
 	p = strings.TrimSuffix(p, "/")
 	account, name, ok := strings.Cut(p, "/")
 	if !ok || account == "" || name == "" || strings.Contains(name, "/") {
 		return ""
 	}
-	return requestBase(r) + "/" + account + "/" + name
+	return requestBase(r, trustForwarded) + "/" + account + "/" + name
 }
 
 // newRequestID returns a random (version 4) UUID.

@@ -243,24 +243,33 @@ func TestRequestIDsDiffer(t *testing.T) {
 
 func TestRequestBaseAndQueuePath(t *testing.T) {
 	r := httptest.NewRequest(http.MethodPost, "http://sqs.local:9324/000000000000/my-queue", nil)
-	if got := requestBase(r); got != "http://sqs.local:9324" {
+	if got := requestBase(r, false); got != "http://sqs.local:9324" {
 		t.Errorf("base %q", got)
 	}
-	if got := pathQueueURL(r); got != "http://sqs.local:9324/000000000000/my-queue" {
+	if got := pathQueueURL(r, false); got != "http://sqs.local:9324/000000000000/my-queue" {
 		t.Errorf("queue url %q", got)
 	}
 	r.Header.Set("X-Forwarded-Proto", "HTTPS, http")
-	if got := pathQueueURL(r); got != "https://sqs.local:9324/000000000000/my-queue" {
+	r.Header.Set("X-Forwarded-Host", "sqs.example.com, inner.local")
+	if got := pathQueueURL(r, false); got != "http://sqs.local:9324/000000000000/my-queue" {
+		t.Errorf("forwarding headers from an untrusted client changed the queue url: %q", got)
+	}
+	if got := pathQueueURL(r, true); got != "https://sqs.example.com/000000000000/my-queue" {
 		t.Errorf("forwarded queue url %q", got)
+	}
+	r.Header.Set("X-Forwarded-Host", "evil.example/path")
+	r.Header.Set("X-Forwarded-Proto", "gopher")
+	if got := requestBase(r, true); got != "http://sqs.local:9324" {
+		t.Errorf("malformed forwarding headers: base %q, want the request's own", got)
 	}
 	r = httptest.NewRequest(http.MethodPost, "https://h/", nil)
 	r.TLS = &tls.ConnectionState{}
-	if got := requestBase(r); got != "https://h" {
+	if got := requestBase(r, false); got != "https://h" {
 		t.Errorf("tls base %q", got)
 	}
 	for _, p := range []string{"/", "/000000000000", "/000000000000/", "/a/b/c", "//q"} {
 		r := httptest.NewRequest(http.MethodPost, "http://h"+p, nil)
-		if got := pathQueueURL(r); got != "" {
+		if got := pathQueueURL(r, false); got != "" {
 			t.Errorf("%s: queue url %q, want none", p, got)
 		}
 	}

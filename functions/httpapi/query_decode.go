@@ -30,7 +30,7 @@ func (x *exchange) serveQuery(ctx context.Context) {
 	}
 	action := values.Get("Action")
 	x.action = action
-	atQueue := pathQueueURL(x.r) != ""
+	atQueue := pathQueueURL(x.r, false) != "" // the path alone decides
 	if action == "" && atQueue {
 		x.unknownOperation()
 		return

@@ -60,6 +60,8 @@ Flags of serve (the environment variable sets the default):
   --account-id ID       SLUICE_ACCOUNT_ID       12-digit account id in queue URLs and ARNs (default 000000000000)
   --base-url URL        SLUICE_BASE_URL         scheme://host[:port] of queue URLs (default: the host each
                                                 request was sent to)
+  --trust-forwarded     SLUICE_TRUST_FORWARDED  take that host and scheme from X-Forwarded-Host and
+                                                X-Forwarded-Proto (only behind a front end that sets them)
   --shutdown-timeout D  SLUICE_SHUTDOWN_TIMEOUT how long to let requests finish on SIGTERM/SIGINT (default 30s)
   --body-memory BYTES   SLUICE_BODY_MEMORY      what all request bodies in flight may hold together; beyond it
                                                 requests get RequestThrottled (default 100663296, 96 MiB)
@@ -168,6 +170,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&set.Region, "region", set.Region, "region")
 	fs.StringVar(&set.AccountID, "account-id", set.AccountID, "account id")
 	fs.StringVar(&set.BaseURL, "base-url", set.BaseURL, "base URL of queue URLs")
+	fs.BoolVar(&set.TrustForwarded, "trust-forwarded", set.TrustForwarded, "queue URLs from X-Forwarded-Host/-Proto")
 	fs.DurationVar(&set.ShutdownTimeout, "shutdown-timeout", set.ShutdownTimeout, "grace period on shutdown")
 	fs.StringVar(&set.MetricsAddr, "metrics-addr", set.MetricsAddr, "listen address of /metrics")
 	fs.StringVar(&set.RequestLogLevel, "request-log-level", set.RequestLogLevel, "level of request lines")
