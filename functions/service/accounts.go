@@ -25,6 +25,9 @@ func WithCaller(ctx context.Context, c Caller) context.Context {
 	return context.WithValue(ctx, callerKey{}, c)
 }
 
+// Region is the configured region: the one every request acts in.
+func (s *Service) Region() string { return s.cfg.Region }
+
 // home is the configured account and region.
 func (s *Service) home() Caller { return Caller{AccountID: s.cfg.AccountID, Region: s.cfg.Region} }
 
