@@ -474,7 +474,7 @@ func headerValue(r *http.Request, name string) string {
 	var vals []string
 	switch name {
 	case "host":
-		vals = []string{r.Host}
+		vals = []string{canonicalHost(r)}
 	case "content-length":
 		vals = r.Header.Values("Content-Length")
 		if len(vals) == 0 && r.ContentLength >= 0 {
@@ -490,6 +490,27 @@ func headerValue(r *http.Request, name string) string {
 		out[i] = collapseSpaces(strings.TrimSpace(v))
 	}
 	return strings.Join(out, ",")
+}
+
+// canonicalHost is the request's Host without the port of its scheme, as
+// both signers write it (a URL of http://host:80/ signs "host").
+func canonicalHost(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p != "" {
+		p, _, _ = strings.Cut(p, ",")
+		scheme = strings.ToLower(strings.TrimSpace(p))
+	}
+	host := r.Host
+	switch {
+	case scheme == "http" && strings.HasSuffix(host, ":80"):
+		return strings.TrimSuffix(host, ":80")
+	case scheme == "https" && strings.HasSuffix(host, ":443"):
+		return strings.TrimSuffix(host, ":443")
+	}
+	return host
 }
 
 // collapseSpaces makes each run of spaces one space.
