@@ -128,6 +128,15 @@ func buildRequest(t *testing.T, c signCase) *http.Request {
 	return r
 }
 
+// reverseQuery reverses the order of a raw query's parameters.
+func reverseQuery(raw string) string {
+	parts := strings.Split(raw, "&")
+	for i, j := 0, len(parts)-1; i < j; i, j = i+1, j-1 {
+		parts[i], parts[j] = parts[j], parts[i]
+	}
+	return strings.Join(parts, "&")
+}
+
 // checkCanonical compares the canonical request built from the server's
 // view of a signed request with the one the signer logged.
 func checkCanonical(t *testing.T, v *Verifier, sr *http.Request, body []byte, want string) {
@@ -155,6 +164,8 @@ func TestHeaderSignedBySDK(t *testing.T) {
 				if err := s.SignHTTP(context.Background(), creds(k), r, hashOf([]byte(c.body)), "sqs", "us-east-1", t0); err != nil {
 					t.Fatal(err)
 				}
+				// The signer leaves the query sorted; clients need not send it so.
+				r.URL.RawQuery = reverseQuery(r.URL.RawQuery)
 				sr, body := onWire(t, r)
 				checkCanonical(t, v, sr, body, (*canon)[0])
 				caller, err := v.Verify(sr, body)
@@ -187,6 +198,9 @@ func TestPresignedBySDK(t *testing.T) {
 					t.Fatal(err)
 				}
 				pr, err := http.NewRequest("GET", signed, nil)
+				if err == nil {
+					pr.URL.RawQuery = reverseQuery(pr.URL.RawQuery)
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -279,7 +293,7 @@ func TestRefused(t *testing.T) {
 			code: "SignatureDoesNotMatch", status: 403, prefix: mismatch},
 		{name: "scope day differs from date", key: testKey, edit: func(r *http.Request) { r.Header.Set("X-Amz-Date", "20260315T000000Z") },
 			code: "SignatureDoesNotMatch", status: 403, prefix: "Date in Credential scope does not match YYYYMMDD from ISO-8601 version of date from HTTP: '20260314' != '20260315'"},
-		{name: "content sha256 of another body", key: testKey, edit: func(r *http.Request) { r.Header.Set("X-Amz-Content-Sha256", hashOf(nil)) },
+		{name: "unsigned content sha256 header added", key: testKey, edit: func(r *http.Request) { r.Header.Set("X-Amz-Content-Sha256", hashOf(nil)) },
 			code: "SignatureDoesNotMatch", status: 403, prefix: mismatch},
 		{name: "unsigned payload not allowed", key: testKey, edit: func(r *http.Request) { r.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD") },
 			code: "SignatureDoesNotMatch", status: 403, prefix: mismatch},
@@ -449,4 +463,23 @@ func TestSecretsNotShown(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "topsecret") {
 		t.Errorf("duplicate key: %v", err)
 	}
+}
+
+// TestContentSHA256MustBeTheBody: a signed X-Amz-Content-Sha256 covers the
+// body only if the body is checked against it.
+func TestContentSHA256MustBeTheBody(t *testing.T) {
+	v := newVerifier(t, t0)
+	body := `{"QueueUrl":"q","MessageBody":"pay 10"}`
+	r := buildRequest(t, signCase{method: "POST", url: "http://localhost:9324/", body: body})
+	r.Header.Set("X-Amz-Content-Sha256", hashOf([]byte(body)))
+	s, _ := signer()
+	if err := s.SignHTTP(context.Background(), creds(testKey), r, hashOf([]byte(body)), "sqs", "us-east-1", t0); err != nil {
+		t.Fatal(err)
+	}
+	sr, got := onWire(t, r)
+	if _, err := v.Verify(sr, got); err != nil {
+		t.Fatalf("untouched: %v", err)
+	}
+	_, err := v.Verify(sr, bytes.Replace(got, []byte("pay 10"), []byte("pay 99"), 1))
+	wantErr(t, err, "SignatureDoesNotMatch", 403, MessageSignatureDoesNotMatch)
 }
