@@ -10,8 +10,8 @@ import (
 
 // Caller is whom a request acts for: an account in a region. Queues belong
 // to one, and a caller reaches only its own. The entry point says who
-// called (WithCaller; from the SigV4 credential's scope and key once
-// signatures are checked); without it a request acts for the service's
+// called (WithCaller; httpapi sets it from the account of the SigV4 key a
+// request is signed with); without it a request acts for the service's
 // configured account and region.
 type Caller struct {
 	AccountID string
