@@ -579,7 +579,7 @@ func unescape(s string) string {
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s)+0 && isHex(s[i+1]) && isHex(s[i+2]) {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
 			n, _ := strconv.ParseUint(s[i+1:i+3], 16, 8)
 			b.WriteByte(byte(n))
 			i += 2
