@@ -151,6 +151,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{h: h, w: w, r: r, id: newRequestID(), start: time.Now()}
 	if _, ok := r.Header[http.CanonicalHeaderKey(headerTarget)]; ok {
 		x.proto = protoJSON
+	} else {
+		// Known before verification, so that a refusal is answered in JSON too.
+		x.queryJSON = acceptsJSON(r)
 	}
 	w.Header().Set(headerRequestID, x.id)
 

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -406,5 +407,26 @@ func TestSigV4JSONErrorShape(t *testing.T) {
 	if resp.StatusCode != 403 || resp.Header.Get("x-amzn-query-error") != "AccessDenied;Sender" ||
 		string(b) != `{"__type":"com.amazonaws.sqs#AccessDenied","message":"Access to the resource `+srv.URL+`/ is denied."}` {
 		t.Errorf("unsigned JSON request: %d %v %s", resp.StatusCode, resp.Header, b)
+	}
+}
+
+// TestSigV4QueryAcceptJSON: a refused Query request that accepts JSON is
+// answered in JSON, as its success would be.
+func TestSigV4QueryAcceptJSON(t *testing.T) {
+	srv := newSignedServer(t)
+	r, _ := http.NewRequest("POST", srv.URL+"/", strings.NewReader("Action=ListQueues&Version=2012-11-05"))
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("Accept", "application/json")
+	resp, err := srv.Client().Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var doc struct {
+		Error struct{ Type, Code, Message string }
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || resp.StatusCode != 403 || doc.Error.Code != "AccessDenied" || doc.Error.Type != "Sender" {
+		t.Errorf("unsigned Query accepting JSON: %d %s (%v)", resp.StatusCode, b, err)
 	}
 }
