@@ -70,7 +70,8 @@
 // seen from SQS itself): the IncompleteSignature messages (400) for a
 // malformed Authorization header or presigned query, the scope's date and
 // terminator messages, the future-date message ("Signature not yet
-// current: ..."), a presigned request past its X-Amz-Expires answered like
+// current: ...", AWS's wording seen on another service, serverless/
+// enterprise#11), a presigned request past its X-Amz-Expires answered like
 // clock skew, the JSON shape names (Type = Code: the SDKs read the code
 // from the x-amzn-query-error header), and a token that does not match
 // answered InvalidClientTokenId.
