@@ -23,6 +23,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions/httpapi"
 	"github.com/sluicehq/sluice/functions/service"
+	"github.com/sluicehq/sluice/functions/sigv4"
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/registry"
 	"github.com/sluicehq/sluice/stores/wake"
@@ -104,7 +105,23 @@ type Config struct {
 	// MetricsDepthTTL is how long a reading of the queue depths serves
 	// scrapes; 0 means 5 s.
 	MetricsDepthTTL time.Duration
+
+	// Auth is how SQS requests are authenticated: AuthSigV4 checks every
+	// request's AWS Signature Version 4 against AuthKeys (see
+	// functions/sigv4); AuthNone or empty checks nothing, and any
+	// credentials work.
+	Auth string
+	// AuthKeys are the access keys AuthSigV4 accepts, several at once for
+	// rotation (ParseKeys reads them from text). A key with an account id
+	// acts for that account; one without, for AccountID.
+	AuthKeys []sigv4.Key
 }
+
+// The values of Config.Auth.
+const (
+	AuthNone  = "none"
+	AuthSigV4 = "sigv4"
+)
 
 // Validate reports the first field of c that New would refuse, naming it
 // so that an entry point can tell a bad configuration from a store that
@@ -130,6 +147,9 @@ func (c Config) Validate() error {
 	}
 	if c.BodyTimeout < 0 {
 		return fmt.Errorf("bad body timeout %s", c.BodyTimeout)
+	}
+	if err := c.validateAuth(); err != nil {
+		return err
 	}
 	if c.Wakeups != "" && c.Wakeups != wake.Local && !strings.Contains(c.Wakeups, "://") {
 		return fmt.Errorf("bad wake-ups %q: use %s or a transport URL such as postgres://...", c.Wakeups, wake.Local)
@@ -182,9 +202,12 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	verify, err := newVerify(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
 	wakeups := cfg.Wakeups
 	if wakeups == "" {
-		var err error
 		if wakeups, err = registry.DefaultWakeups(cfg.Store); err != nil {
 			return nil, err
 		}
@@ -242,7 +265,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	m.watch(svc, hub, depth)
 	sqs := httpapi.NewHandler(svc, httpapi.Options{Logger: logger, MaxBodyBytes: cfg.MaxBodyBytes,
 		BodyMemory: cfg.BodyMemory, BodyTimeout: cfg.BodyTimeout, TrustForwarded: cfg.TrustForwarded,
-		RequestLogLevel: cfg.RequestLogLevel, Observe: m.observeRequest})
+		RequestLogLevel: cfg.RequestLogLevel, Observe: m.observeRequest, Verify: verify})
 	a.handler = a.routes(sqs, a.metricsHere)
 	if d, ok := raw.(stores.Describer); ok {
 		a.storeInfo = d.Describe(ctx)

@@ -54,6 +54,17 @@ type Options struct {
 	// that nothing reaches but through such a front end: anyone else can
 	// send those headers too.
 	TrustForwarded bool
+	// Verify, when set, authenticates every request (functions/sigv4) once
+	// its body is read and before anything of it is decoded or dispatched:
+	// a refused request changes nothing and learns nothing. Its error is
+	// answered as it is when it is a *contract.Error. Nil: no verification.
+	Verify func(r *http.Request, body []byte) (Caller, error)
+}
+
+// Caller is whom a verified request acts for. An empty AccountID means
+// the service's configured account.
+type Caller struct {
+	AccountID string
 }
 
 type handler struct {
@@ -67,6 +78,7 @@ type handler struct {
 	budget         *bodyBudget
 	bodyTimeout    time.Duration
 	trustForwarded bool
+	verify         func(*http.Request, []byte) (Caller, error)
 }
 
 // NewHandler returns the http.Handler that serves the SQS API of svc over
@@ -74,7 +86,7 @@ type handler struct {
 func NewHandler(svc *service.Service, opts Options) http.Handler {
 	h := &handler{svc: svc, log: opts.Logger, max: opts.MaxBodyBytes, ops: operations,
 		reqLevel: opts.RequestLogLevel, observe: opts.Observe,
-		budget: &bodyBudget{max: opts.BodyMemory}, bodyTimeout: opts.BodyTimeout, trustForwarded: opts.TrustForwarded}
+		budget: &bodyBudget{max: opts.BodyMemory}, bodyTimeout: opts.BodyTimeout, trustForwarded: opts.TrustForwarded, verify: opts.Verify}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -137,12 +149,18 @@ type exchange struct {
 	errCode string
 	// held is what the body holds of the handler's budget.
 	held int64
+	// body is the request body once read (bodyRead).
+	body     []byte
+	bodyRead bool
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{h: h, w: w, r: r, id: newRequestID(), start: time.Now()}
 	if _, ok := r.Header[http.CanonicalHeaderKey(headerTarget)]; ok {
 		x.proto = protoJSON
+	} else {
+		// Known before verification, so that a refusal is answered in JSON too.
+		x.queryJSON = acceptsJSON(r)
 	}
 	w.Header().Set(headerRequestID, x.id)
 
@@ -164,11 +182,37 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h := r.Header.Get("X-Amzn-Trace-Id"); h != "" {
 		ctx = service.WithTraceHeader(ctx, h)
 	}
+	if h.verify != nil {
+		var ok bool
+		if ctx, ok = x.authenticate(ctx); !ok {
+			return
+		}
+	}
 	if x.proto == protoJSON {
 		x.serveJSON(ctx)
 	} else {
 		x.serveQuery(ctx)
 	}
+}
+
+// authenticate reads the body and has it and the request verified; a
+// refused request is answered here. The caller's account, when the key
+// names one, is the account the request acts for.
+func (x *exchange) authenticate(ctx context.Context) (context.Context, bool) {
+	body, cerr := x.readBody()
+	if cerr != nil {
+		x.fail(cerr)
+		return ctx, false
+	}
+	c, err := x.h.verify(x.r, body)
+	if err != nil {
+		x.fail(err)
+		return ctx, false
+	}
+	if c.AccountID != "" {
+		ctx = service.WithCaller(ctx, service.Caller{AccountID: c.AccountID, Region: x.h.svc.Region()})
+	}
+	return ctx, true
 }
 
 // call runs the operation and writes its output or error.

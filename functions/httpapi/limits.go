@@ -72,12 +72,18 @@ func (h *handler) bodyCap(p protocol) int64 {
 // body timeout. What it reserves is given back when the request ends. A
 // body it refuses is not read any further: the connection closes after the
 // answer (net/http would otherwise try to read the rest before answering).
+// The body is read once; later calls return it again.
 func (x *exchange) readBody() ([]byte, *contract.Error) {
+	if x.bodyRead {
+		return x.body, nil
+	}
 	b, err := x.readBodyWithin()
 	if err != nil {
 		x.w.Header().Set("Connection", "close")
+		return nil, err
 	}
-	return b, err
+	x.body, x.bodyRead = b, true
+	return b, nil
 }
 
 func (x *exchange) readBodyWithin() ([]byte, *contract.Error) {

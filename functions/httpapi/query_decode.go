@@ -22,7 +22,6 @@ import (
 // for tags), message attribute values as .N.Value.StringValue and so on.
 
 func (x *exchange) serveQuery(ctx context.Context) {
-	x.queryJSON = acceptsJSON(x.r)
 	values, cerr := x.queryValues()
 	if cerr != nil {
 		x.fail(cerr)

@@ -10,8 +10,8 @@ import (
 
 // Caller is whom a request acts for: an account in a region. Queues belong
 // to one, and a caller reaches only its own. The entry point says who
-// called (WithCaller; from the SigV4 credential's scope and key once
-// signatures are checked); without it a request acts for the service's
+// called (WithCaller; httpapi sets it from the account of the SigV4 key a
+// request is signed with); without it a request acts for the service's
 // configured account and region.
 type Caller struct {
 	AccountID string
@@ -24,6 +24,9 @@ type callerKey struct{}
 func WithCaller(ctx context.Context, c Caller) context.Context {
 	return context.WithValue(ctx, callerKey{}, c)
 }
+
+// Region is the configured region: the one every request acts in.
+func (s *Service) Region() string { return s.cfg.Region }
 
 // home is the configured account and region.
 func (s *Service) home() Caller { return Caller{AccountID: s.cfg.AccountID, Region: s.cfg.Region} }
