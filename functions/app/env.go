@@ -1,9 +1,11 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -16,12 +18,20 @@ import (
 // them). Every entry point reads the same variables, here and nowhere
 // else: SettingsFromEnv names them.
 type Settings struct {
-	Store           string // SLUICE_STORE
-	Wakeups         string // SLUICE_WAKEUPS
-	Region          string // SLUICE_REGION
-	AccountID       string // SLUICE_ACCOUNT_ID
-	BaseURL         string // SLUICE_BASE_URL
-	TrustForwarded  bool   // SLUICE_TRUST_FORWARDED
+	Store          string // SLUICE_STORE
+	Wakeups        string // SLUICE_WAKEUPS
+	Region         string // SLUICE_REGION
+	AccountID      string // SLUICE_ACCOUNT_ID
+	BaseURL        string // SLUICE_BASE_URL
+	TrustForwarded bool   // SLUICE_TRUST_FORWARDED
+	// Auth: SLUICE_AUTH, sigv4 or none; empty means sigv4 when keys are
+	// given, otherwise none (see Config).
+	Auth string
+	// AccessKeys: SLUICE_ACCESS_KEYS, AKID:SECRET[:ACCOUNT[:TOKEN]],...
+	// (ParseKeys); AccessKeysFile: SLUICE_ACCESS_KEYS_FILE, a file holding
+	// the same (a mounted secret). Both may be given; their keys add up.
+	AccessKeys      string
+	AccessKeysFile  string
 	LogLevel        string // SLUICE_LOG_LEVEL
 	LogFormat       string // SLUICE_LOG_FORMAT
 	RequestLogLevel string // SLUICE_REQUEST_LOG_LEVEL
@@ -66,6 +76,9 @@ func SettingsFromEnv(lookup func(string) (string, bool)) (Settings, error) {
 		LogFormat:       get("SLUICE_LOG_FORMAT", "text"),
 		RequestLogLevel: get("SLUICE_REQUEST_LOG_LEVEL", "debug"),
 		QueuesFile:      get("SLUICE_QUEUES", ""),
+		Auth:            get("SLUICE_AUTH", ""),
+		AccessKeys:      get("SLUICE_ACCESS_KEYS", ""),
+		AccessKeysFile:  get("SLUICE_ACCESS_KEYS_FILE", ""),
 		Addr:            get("SLUICE_ADDR", DefaultAddr),
 		MetricsAddr:     get("SLUICE_METRICS_ADDR", ""),
 	}
@@ -128,6 +141,9 @@ func (s Settings) Config(logs io.Writer) (Config, error) {
 	case c.MetricsMaxQueues < 0:
 		return Config{}, fmt.Errorf("bad metrics max queues %d", s.MetricsMaxQueues)
 	}
+	if err := s.auth(&c); err != nil {
+		return Config{}, err
+	}
 	if s.QueuesFile != "" {
 		qs, err := LoadQueuesFile(s.QueuesFile)
 		if err != nil {
@@ -141,14 +157,53 @@ func (s Settings) Config(logs io.Writer) (Config, error) {
 	return c, nil
 }
 
+// auth sets c's authentication: the keys given (inline and in the file),
+// checked with sigv4 unless Auth says none.
+func (s Settings) auth(c *Config) error {
+	text := strings.TrimSpace(s.AccessKeys)
+	if s.AccessKeysFile != "" {
+		b, err := os.ReadFile(s.AccessKeysFile)
+		if err != nil {
+			return fmt.Errorf("access keys file: %w", err)
+		}
+		if f := strings.TrimSpace(string(b)); f != "" {
+			text = strings.Trim(text+","+f, ",")
+		}
+	}
+	c.Auth = strings.ToLower(s.Auth)
+	if text == "" {
+		return nil
+	}
+	keys, err := ParseKeys(text)
+	if err != nil {
+		return err
+	}
+	if c.Auth == "" {
+		c.Auth = AuthSigV4 // keys given: checked unless told otherwise
+	}
+	if c.Auth == AuthSigV4 {
+		c.AuthKeys = keys
+	}
+	return nil
+}
+
 // FromEnv is the configuration an entry point without flags (a function)
-// runs with: SettingsFromEnv, then Config, logging to logs.
+// runs with: SettingsFromEnv, then Config, logging to logs. A function is
+// reachable from anywhere, so it does not start without access keys
+// unless SLUICE_AUTH=none says so explicitly.
 func FromEnv(lookup func(string) (string, bool), logs io.Writer) (Config, error) {
 	s, err := SettingsFromEnv(lookup)
 	if err != nil {
 		return Config{}, err
 	}
-	return s.Config(logs)
+	c, err := s.Config(logs)
+	if err != nil {
+		return Config{}, err
+	}
+	if c.Auth == "" {
+		return Config{}, errors.New("no access keys: set SLUICE_ACCESS_KEYS (or SLUICE_ACCESS_KEYS_FILE) so that signatures are checked, or SLUICE_AUTH=none to serve anyone who reaches the function")
+	}
+	return c, nil
 }
 
 // NewLogger is a logger at level (debug, info, warn or error) in format

@@ -2,6 +2,8 @@ package app_test
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +55,7 @@ func TestSettingsFromEnvRefusesBadValues(t *testing.T) {
 		}
 	}
 	for name, v := range map[string]string{"SLUICE_ACCOUNT_ID": "12", "SLUICE_LOG_LEVEL": "loud", "SLUICE_REQUEST_LOG_LEVEL": "loud", "SLUICE_REGION": "US EAST"} {
-		if _, err := app.FromEnv(envOf(map[string]string{name: v}), io.Discard); err == nil {
+		if _, err := app.FromEnv(envOf(map[string]string{name: v, "SLUICE_AUTH": "none"}), io.Discard); err == nil {
 			t.Errorf("%s=%q: accepted", name, v)
 		}
 	}
@@ -62,12 +64,40 @@ func TestSettingsFromEnvRefusesBadValues(t *testing.T) {
 func TestFromEnvConfig(t *testing.T) {
 	cfg, err := app.FromEnv(envOf(map[string]string{
 		"SLUICE_STORE": "mem://", "SLUICE_REGION": "eu-west-1", "SLUICE_ACCOUNT_ID": "123456789012",
-		"SLUICE_BASE_URL": "https://sqs.example.com", "SLUICE_METRICS_MAX_QUEUES": "0",
+		"SLUICE_BASE_URL": "https://sqs.example.com", "SLUICE_METRICS_MAX_QUEUES": "0", "SLUICE_AUTH": "none",
 	}), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Store != "mem://" || cfg.Region != "eu-west-1" || cfg.AccountID != "123456789012" || cfg.BaseURL != "https://sqs.example.com" || cfg.MetricsMaxQueues != -1 || cfg.Logger == nil {
 		t.Errorf("config: %+v", cfg)
+	}
+}
+
+// Keys given mean signatures are checked; a function does not start with
+// none unless told to; the keys of the variable and of the file add up.
+func TestFromEnvAuth(t *testing.T) {
+	if _, err := app.FromEnv(envOf(map[string]string{"SLUICE_STORE": "mem://"}), io.Discard); err == nil || !strings.Contains(err.Error(), "SLUICE_AUTH=none") {
+		t.Errorf("no keys and no SLUICE_AUTH: %v, want a refusal naming SLUICE_AUTH=none", err)
+	}
+	cfg, err := app.FromEnv(envOf(map[string]string{"SLUICE_AUTH": "none"}), io.Discard)
+	if err != nil || cfg.Auth != app.AuthNone {
+		t.Errorf("SLUICE_AUTH=none: auth %q, %v", cfg.Auth, err)
+	}
+	file := filepath.Join(t.TempDir(), "keys")
+	if err := os.WriteFile(file, []byte("AKIDFILE:secret-from-file:123456789012\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err = app.FromEnv(envOf(map[string]string{"SLUICE_ACCESS_KEYS": "AKIDENV:secret-from-env", "SLUICE_ACCESS_KEYS_FILE": file}), io.Discard)
+	if err != nil || cfg.Auth != app.AuthSigV4 || len(cfg.AuthKeys) != 2 || cfg.AuthKeys[0].AccessKeyID != "AKIDENV" || cfg.AuthKeys[1].AccountID != "123456789012" {
+		t.Errorf("keys from the variable and the file: auth %q, keys %d, %v", cfg.Auth, len(cfg.AuthKeys), err)
+	}
+	cfg, err = app.FromEnv(envOf(map[string]string{"SLUICE_ACCESS_KEYS": "AKIDENV:secret-from-env", "SLUICE_AUTH": "none"}), io.Discard)
+	if err != nil || cfg.Auth != app.AuthNone || len(cfg.AuthKeys) != 0 {
+		t.Errorf("keys with SLUICE_AUTH=none: auth %q, keys %d, %v; want none checked", cfg.Auth, len(cfg.AuthKeys), err)
+	}
+	_, err = app.FromEnv(envOf(map[string]string{"SLUICE_ACCESS_KEYS": "AKIDENV:s3cr3t-value:12"}), io.Discard)
+	if err == nil || strings.Contains(err.Error(), "s3cr3t-value") {
+		t.Errorf("a bad key: %v; want an error that does not show the secret", err)
 	}
 }

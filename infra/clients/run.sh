@@ -6,6 +6,8 @@
 # ends with the line "N passed, N failed" summed over all suites (plus the
 # harness's own checks: build, start, clean stop). Exits 1 when anything failed.
 #
+# The server checks AWS Signature V4 with the key the clients sign with.
+#
 # Suites (names usable in SUITES):
 #   py-json   boto3/botocore 1.43 in the pyenv Python     JSON protocol
 #   py-query  Debian python3-boto3 (botocore 1.29)        Query protocol
@@ -124,10 +126,13 @@ if [ -z "$endpoint" ]; then
   store="${SLUICE_STORE:-file://$tmp/data}"
   mkdir -p "$tmp/data"
   server_log="$tmp/server.log"
-  echo "=== $bin serve --addr 127.0.0.1:0 --store $store"
+  # Signatures are checked, with the key the clients sign with: every suite
+  # also tests that its client's SigV4 is accepted.
+  echo "=== $bin serve --addr 127.0.0.1:0 --store $store (SLUICE_ACCESS_KEYS=$AWS_ACCESS_KEY_ID:…)"
   # In a session of its own, so that a server that must be killed goes with
   # anything it started.
-  setsid "$bin" serve --addr 127.0.0.1:0 --store "$store" >"$server_log" 2>&1 </dev/null &
+  SLUICE_ACCESS_KEYS="$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+    setsid "$bin" serve --addr 127.0.0.1:0 --store "$store" >"$server_log" 2>&1 </dev/null &
   server_pid=$!
 
   deadline=$((SECONDS + ${SLUICE_START_TIMEOUT:-30}))

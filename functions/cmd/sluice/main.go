@@ -62,6 +62,12 @@ Flags of serve (the environment variable sets the default):
                                                 request was sent to)
   --trust-forwarded     SLUICE_TRUST_FORWARDED  take that host and scheme from X-Forwarded-Host and
                                                 X-Forwarded-Proto (only behind a front end that sets them)
+  --access-keys KEYS    SLUICE_ACCESS_KEYS      access keys whose AWS Signature V4 requests are accepted:
+                                                AKID:SECRET[:ACCOUNT[:TOKEN]], comma-separated (the
+                                                environment or a file keeps them out of ps)
+  --access-keys-file F  SLUICE_ACCESS_KEYS_FILE a file of access keys in the same form (a mounted secret)
+  --auth MODE           SLUICE_AUTH             sigv4 (checked; the default when keys are given) or none
+                                                (nothing checked; the default without keys, with a warning)
   --shutdown-timeout D  SLUICE_SHUTDOWN_TIMEOUT how long to let requests finish on SIGTERM/SIGINT (default 30s)
   --body-memory BYTES   SLUICE_BODY_MEMORY      what all request bodies in flight may hold together; beyond it
                                                 requests get RequestThrottled (default 100663296, 96 MiB)
@@ -171,6 +177,9 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&set.AccountID, "account-id", set.AccountID, "account id")
 	fs.StringVar(&set.BaseURL, "base-url", set.BaseURL, "base URL of queue URLs")
 	fs.BoolVar(&set.TrustForwarded, "trust-forwarded", set.TrustForwarded, "queue URLs from X-Forwarded-Host/-Proto")
+	fs.StringVar(&set.Auth, "auth", set.Auth, "sigv4 or none")
+	fs.StringVar(&set.AccessKeys, "access-keys", set.AccessKeys, "AKID:SECRET[:ACCOUNT[:TOKEN]],...")
+	fs.StringVar(&set.AccessKeysFile, "access-keys-file", set.AccessKeysFile, "file of access keys")
 	fs.DurationVar(&set.ShutdownTimeout, "shutdown-timeout", set.ShutdownTimeout, "grace period on shutdown")
 	fs.StringVar(&set.MetricsAddr, "metrics-addr", set.MetricsAddr, "listen address of /metrics")
 	fs.StringVar(&set.RequestLogLevel, "request-log-level", set.RequestLogLevel, "level of request lines")
@@ -262,6 +271,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		attrs = append(attrs, "dev_no_cooldowns", true)
 	}
 	logger.Info("listening", attrs...)
+	switch cfg.Auth {
+	case "":
+		logger.Warn("signatures are not checked: anyone who reaches this address can use every queue; give access keys (--access-keys, SLUICE_ACCESS_KEYS) to check them, or --auth none to say that this is meant")
+	case app.AuthNone:
+		logger.Info("signatures are not checked (--auth none)")
+	}
 	fmt.Fprintf(stdout, "sluice listening on http://%s\n", addr)
 
 	select {

@@ -273,7 +273,19 @@ def main():
             need(rc != 0 and f"({args.expect_error_code})" in err, f"error via env endpoint: rc {rc}, {err.strip()[-300:]!r}")
             aws_json("delete-queue", "--queue-url", url, endpoint=False, env=env)
             del q["env"]
-        r.check(f"AWS_ENDPOINT_URL_SQS ({env_region}): create, send, receive, delete, error", c_env)
+        def c_env_other_region():
+            # The server serves `region` and checks signatures: a request the
+            # variable sent there, signed for another region, is refused as a
+            # regional AWS endpoint refuses it, which shows it arrived.
+            rc, out, err = aws("list-queues", endpoint=False, env=env)
+            need(rc != 0 and "(SignatureDoesNotMatch)" in err and f"not '{env_region}'" in err,
+                 f"a request signed for {env_region}: rc {rc}, {err.strip()[-300:]!r}")
+
+        if env_region == region:
+            r.check(f"AWS_ENDPOINT_URL_SQS ({env_region}): create, send, receive, delete, error", c_env)
+        else:
+            r.check(f"AWS_ENDPOINT_URL_SQS ({env_region}): reaches the server, which refuses a signature for another region",
+                    c_env_other_region)
 
         def c_env_precedence():
             # --endpoint-url wins over the environment: point the variable at a closed port.
