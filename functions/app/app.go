@@ -115,6 +115,10 @@ type Config struct {
 	// rotation (ParseKeys reads them from text). A key with an account id
 	// acts for that account; one without, for AccountID.
 	AuthKeys []sigv4.Key
+	// MaintenanceToken, when set, lets a request that carries it as a
+	// bearer token run a maintenance pass through PathMaintain (for
+	// schedulers that cannot sign requests).
+	MaintenanceToken string
 }
 
 // The values of Config.Auth.
@@ -178,6 +182,8 @@ type App struct {
 	hub      *wake.Hub
 	svc      *service.Service
 	handler  http.Handler
+	log      *slog.Logger
+	maintain maintainGate
 
 	build        Build
 	metrics      *metrics
@@ -251,8 +257,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Logger:         logger,
 	})
 	a := &App{
-		store: store, rawStore: raw, hub: hub, svc: svc,
-		build: build, metrics: m, metricsHere: !cfg.MetricsElsewhere, storeKind: storeKind,
+		store: store, rawStore: raw, hub: hub, svc: svc, log: logger,
+		maintain: maintainGate{token: cfg.MaintenanceToken, verify: verify},
+		build:    build, metrics: m, metricsHere: !cfg.MetricsElsewhere, storeKind: storeKind,
 	}
 	var depth *depthCollector
 	if n := cfg.MetricsMaxQueues; n >= 0 {

@@ -30,15 +30,17 @@ type Settings struct {
 	// AccessKeys: SLUICE_ACCESS_KEYS, AKID:SECRET[:ACCOUNT[:TOKEN]],...
 	// (ParseKeys); AccessKeysFile: SLUICE_ACCESS_KEYS_FILE, a file holding
 	// the same (a mounted secret). Both may be given; their keys add up.
-	AccessKeys      string
-	AccessKeysFile  string
-	LogLevel        string // SLUICE_LOG_LEVEL
-	LogFormat       string // SLUICE_LOG_FORMAT
-	RequestLogLevel string // SLUICE_REQUEST_LOG_LEVEL
-	QueuesFile      string // SLUICE_QUEUES
-	BodyMemory      int64  // SLUICE_BODY_MEMORY
-	BodyTimeout     time.Duration
-	NoCooldowns     bool // SLUICE_DEV_NO_COOLDOWNS
+	AccessKeys     string
+	AccessKeysFile string
+	// MaintenanceToken: SLUICE_MAINTENANCE_TOKEN (Config.MaintenanceToken).
+	MaintenanceToken string
+	LogLevel         string // SLUICE_LOG_LEVEL
+	LogFormat        string // SLUICE_LOG_FORMAT
+	RequestLogLevel  string // SLUICE_REQUEST_LOG_LEVEL
+	QueuesFile       string // SLUICE_QUEUES
+	BodyMemory       int64  // SLUICE_BODY_MEMORY
+	BodyTimeout      time.Duration
+	NoCooldowns      bool // SLUICE_DEV_NO_COOLDOWNS
 	// DevClockOffset: SLUICE_DEV_CLOCK_OFFSET (Config.DevClockOffset).
 	DevClockOffset time.Duration
 	// MetricsMaxQueues: SLUICE_METRICS_MAX_QUEUES; 0 means none.
@@ -67,20 +69,21 @@ func SettingsFromEnv(lookup func(string) (string, bool)) (Settings, error) {
 		return def
 	}
 	s := Settings{
-		Store:           get("SLUICE_STORE", ""),
-		Wakeups:         get("SLUICE_WAKEUPS", ""),
-		Region:          get("SLUICE_REGION", "us-east-1"),
-		AccountID:       get("SLUICE_ACCOUNT_ID", "000000000000"),
-		BaseURL:         get("SLUICE_BASE_URL", ""),
-		LogLevel:        get("SLUICE_LOG_LEVEL", "info"),
-		LogFormat:       get("SLUICE_LOG_FORMAT", "text"),
-		RequestLogLevel: get("SLUICE_REQUEST_LOG_LEVEL", "debug"),
-		QueuesFile:      get("SLUICE_QUEUES", ""),
-		Auth:            get("SLUICE_AUTH", ""),
-		AccessKeys:      get("SLUICE_ACCESS_KEYS", ""),
-		AccessKeysFile:  get("SLUICE_ACCESS_KEYS_FILE", ""),
-		Addr:            get("SLUICE_ADDR", DefaultAddr),
-		MetricsAddr:     get("SLUICE_METRICS_ADDR", ""),
+		Store:            get("SLUICE_STORE", ""),
+		Wakeups:          get("SLUICE_WAKEUPS", ""),
+		Region:           get("SLUICE_REGION", "us-east-1"),
+		AccountID:        get("SLUICE_ACCOUNT_ID", "000000000000"),
+		BaseURL:          get("SLUICE_BASE_URL", ""),
+		LogLevel:         get("SLUICE_LOG_LEVEL", "info"),
+		LogFormat:        get("SLUICE_LOG_FORMAT", "text"),
+		RequestLogLevel:  get("SLUICE_REQUEST_LOG_LEVEL", "debug"),
+		QueuesFile:       get("SLUICE_QUEUES", ""),
+		Auth:             get("SLUICE_AUTH", ""),
+		AccessKeys:       get("SLUICE_ACCESS_KEYS", ""),
+		AccessKeysFile:   get("SLUICE_ACCESS_KEYS_FILE", ""),
+		MaintenanceToken: get("SLUICE_MAINTENANCE_TOKEN", ""),
+		Addr:             get("SLUICE_ADDR", DefaultAddr),
+		MetricsAddr:      get("SLUICE_METRICS_ADDR", ""),
 	}
 	if port := get("PORT", ""); port != "" {
 		if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
@@ -134,6 +137,7 @@ func (s Settings) Config(logs io.Writer) (Config, error) {
 		Store: s.Store, Wakeups: s.Wakeups, Region: s.Region, AccountID: s.AccountID, BaseURL: s.BaseURL, TrustForwarded: s.TrustForwarded,
 		Logger: logger, RequestLogLevel: reqLevel, BodyMemory: s.BodyMemory, BodyTimeout: s.BodyTimeout,
 		NoCooldowns: s.NoCooldowns, DevClockOffset: s.DevClockOffset, MetricsMaxQueues: s.MetricsMaxQueues,
+		MaintenanceToken: s.MaintenanceToken,
 	}
 	switch {
 	case c.MetricsMaxQueues == 0:

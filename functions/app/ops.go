@@ -30,6 +30,9 @@ func (a *App) routes(sqs http.Handler, withMetrics bool) http.Handler {
 		case PathHealth, PathReady:
 			a.serveOps(w, r)
 			return
+		case PathMaintain:
+			a.serveMaintain(w, r)
+			return
 		case PathMetrics:
 			if withMetrics {
 				a.serveOps(w, r)

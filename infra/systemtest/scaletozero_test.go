@@ -3,6 +3,7 @@ package systemtest
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -20,8 +21,9 @@ import (
 // process runs on a clock further ahead, SLUICE_DEV_CLOCK_OFFSET), and
 // what SQS does with time, the visibility timeout, the redrive to the
 // dead-letter queue, retention, the dedup window and a message move task,
-// must advance through requests and maintenance passes (`sluice maintain`,
-// what a scheduler runs) alone.
+// must advance through requests and maintenance passes alone: `sluice
+// maintain` and POST /_sluice/maintain, what a scheduler runs or calls.
+// Signatures are checked, as a function's would be.
 func TestScaleToZero(t *testing.T) {
 	t.Run("embedded", func(t *testing.T) { scaleToZero(t, "file://"+filepath.Join(t.TempDir(), "data")) })
 	t.Run("firestore", func(t *testing.T) { scaleToZero(t, newFirestoreProject(t, requireFirestore(t))) })
@@ -30,14 +32,39 @@ func TestScaleToZero(t *testing.T) {
 func scaleToZero(t *testing.T, store string) {
 	ctx := context.Background()
 	step := 0
+	const token = "maintenance-token-for-the-test"
+	start := func(offset time.Duration) *instance {
+		t.Helper()
+		step++
+		return startInstanceEnv(t, fmt.Sprintf("step%d", step), store, "SLUICE_DEV_CLOCK_OFFSET="+offset.String(),
+			"SLUICE_ACCESS_KEYS=test:test", "SLUICE_MAINTENANCE_TOKEN="+token)
+	}
 	// at runs fn against a fresh process whose clock is offset ahead, then
 	// stops that process.
 	at := func(offset time.Duration, what string, fn func(c *sqs.Client)) {
 		t.Helper()
-		step++
-		in := startInstanceEnv(t, fmt.Sprintf("step%d", step), store, "SLUICE_DEV_CLOCK_OFFSET="+offset.String())
+		in := start(offset)
 		t.Logf("step %d at +%s: %s", step, offset, what)
 		fn(newClient(in.url, newHTTPClient()))
+		in.stop(t)
+	}
+	// maintainCall runs a pass through a fresh process's maintenance path.
+	maintainCall := func(offset time.Duration) {
+		t.Helper()
+		in := start(offset)
+		req, err := http.NewRequest(http.MethodPost, in.url+"/_sluice/maintain", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := newHTTPClient().Do(req)
+		if err != nil {
+			t.Fatalf("POST /_sluice/maintain at +%s: %v", offset, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("POST /_sluice/maintain at +%s: %s", offset, resp.Status)
+		}
 		in.stop(t)
 	}
 	maintain := func(offset time.Duration) {
@@ -137,7 +164,7 @@ func scaleToZero(t *testing.T, store string) {
 		must(err, "StartMessageMoveTask")
 	})
 	// The task moves only when a maintenance pass or a request steps it.
-	maintain(7*time.Minute + 10*time.Second)
+	maintainCall(7*time.Minute + 10*time.Second)
 	at(7*time.Minute+20*time.Second, "the maintenance pass has moved the message back", func(c *sqs.Client) {
 		// Received before ListMessageMoveTasks, which would step the task
 		// in passing: only the maintenance pass can have moved it.

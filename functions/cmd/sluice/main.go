@@ -86,7 +86,8 @@ Flags of serve (the environment variable sets the default):
                                                 queue or to purge again (default off, as on AWS)
   (SLUICE_DEV_CLOCK_OFFSET=D)  for tests: requests and maintenance run on a clock D from the real one
 
-Paths besides SQS: /healthz (liveness), /readyz (readiness), /metrics (Prometheus), GET / (this build).
+Paths besides SQS: /healthz (liveness), /readyz (readiness), /metrics (Prometheus), GET / (this build),
+POST /_sluice/maintain (one maintenance pass, for a scheduler; signed, or SLUICE_MAINTENANCE_TOKEN as a bearer).
 
 Flags of maintain: --store, --log-level, --log-format, as above.
 
