@@ -115,6 +115,8 @@ type Config struct {
 	// rotation (ParseKeys reads them from text). A key with an account id
 	// acts for that account; one without, for AccountID.
 	AuthKeys []sigv4.Key
+	// MaxWait caps long polls (service.Config.MaxWait); zero: none.
+	MaxWait time.Duration
 	// MaintenanceToken, when set, lets a request that carries it as a
 	// bearer token run a maintenance pass through PathMaintain (for
 	// schedulers that cannot sign requests).
@@ -253,6 +255,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		RepairInterval: cfg.RepairInterval,
 		NoCooldowns:    cfg.NoCooldowns,
 		Clock:          clock,
+		MaxWait:        cfg.MaxWait,
 		OnLongPoll:     m.observeLongPoll,
 		Logger:         logger,
 	})

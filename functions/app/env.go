@@ -32,6 +32,8 @@ type Settings struct {
 	// the same (a mounted secret). Both may be given; their keys add up.
 	AccessKeys     string
 	AccessKeysFile string
+	// MaxWait: SLUICE_MAX_WAIT (Config.MaxWait), e.g. 9s.
+	MaxWait time.Duration
 	// MaintenanceToken: SLUICE_MAINTENANCE_TOKEN (Config.MaintenanceToken).
 	MaintenanceToken string
 	LogLevel         string // SLUICE_LOG_LEVEL
@@ -111,6 +113,11 @@ func SettingsFromEnv(lookup func(string) (string, bool)) (Settings, error) {
 			return Settings{}, fmt.Errorf("bad SLUICE_DEV_NO_COOLDOWNS %q: use true or false", v)
 		}
 	}
+	if v := get("SLUICE_MAX_WAIT", ""); v != "" {
+		if s.MaxWait, err = time.ParseDuration(v); err != nil || s.MaxWait < 0 {
+			return Settings{}, fmt.Errorf("bad SLUICE_MAX_WAIT %q: use a duration such as 9s", v)
+		}
+	}
 	if v := get("SLUICE_DEV_CLOCK_OFFSET", ""); v != "" {
 		if s.DevClockOffset, err = time.ParseDuration(v); err != nil {
 			return Settings{}, fmt.Errorf("bad SLUICE_DEV_CLOCK_OFFSET %q: use a duration such as 6m", v)
@@ -137,7 +144,7 @@ func (s Settings) Config(logs io.Writer) (Config, error) {
 		Store: s.Store, Wakeups: s.Wakeups, Region: s.Region, AccountID: s.AccountID, BaseURL: s.BaseURL, TrustForwarded: s.TrustForwarded,
 		Logger: logger, RequestLogLevel: reqLevel, BodyMemory: s.BodyMemory, BodyTimeout: s.BodyTimeout,
 		NoCooldowns: s.NoCooldowns, DevClockOffset: s.DevClockOffset, MetricsMaxQueues: s.MetricsMaxQueues,
-		MaintenanceToken: s.MaintenanceToken,
+		MaintenanceToken: s.MaintenanceToken, MaxWait: s.MaxWait,
 	}
 	switch {
 	case c.MetricsMaxQueues == 0:

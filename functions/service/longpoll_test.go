@@ -178,3 +178,21 @@ func TestLongPollWokenAcrossInstances(t *testing.T) {
 		t.Fatal("the long poll was not woken by the other instance's send")
 	}
 }
+
+// MaxWait caps a long poll: one asking for 20 s on an empty queue returns,
+// empty, once the cap has passed (a front end with a shorter timeout would
+// otherwise cut it off with an error).
+func TestMaxWaitCapsLongPolls(t *testing.T) {
+	st := memstore.New()
+	defer st.Close()
+	svc := service.New(service.Config{Store: st, BaseURL: "http://h", MaxWait: 200 * time.Millisecond})
+	defer svc.Shutdown()
+	url := create(t, svc, "q")
+	start := time.Now()
+	if got := receive(t, svc, url, 20); len(got) != 0 {
+		t.Fatalf("an empty queue gave %d messages", len(got))
+	}
+	if took := time.Since(start); took < 200*time.Millisecond || took > 10*time.Second {
+		t.Errorf("a 20 s poll capped at 200 ms returned after %s", took)
+	}
+}

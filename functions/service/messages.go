@@ -297,7 +297,11 @@ func (s *Service) ReceiveMessage(ctx context.Context, in *contract.ReceiveMessag
 			p.Redrive = &stores.Redrive{MaxReceiveCount: cfg.Redrive.MaxReceiveCount, QueueName: dlq}
 		}
 	}
-	claimed, err := s.claimWaiting(ctx, p, time.Duration(wait)*time.Second)
+	waitFor := time.Duration(wait) * time.Second
+	if s.cfg.MaxWait > 0 {
+		waitFor = min(waitFor, s.cfg.MaxWait)
+	}
+	claimed, err := s.claimWaiting(ctx, p, waitFor)
 	if err != nil {
 		return nil, err
 	}

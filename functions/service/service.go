@@ -51,6 +51,11 @@ type Config struct {
 	// deleted less than 60 s ago, a second purge within 60 s), for test
 	// suites that create, delete and purge queues quickly. Off by default.
 	NoCooldowns bool
+	// MaxWait caps how long a long poll waits, for a front end whose
+	// request timeout is shorter than SQS's 20 s: a poll asking for longer
+	// returns what it has (maybe nothing) after MaxWait, which SQS clients
+	// take as an empty receive and poll again. Zero: no cap.
+	MaxWait time.Duration
 	// OnLongPoll, when set, is told about every receive that waited (see
 	// LongPoll); it must be quick.
 	OnLongPoll func(LongPoll)

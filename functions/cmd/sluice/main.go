@@ -72,6 +72,8 @@ Flags of serve (the environment variable sets the default):
   --body-memory BYTES   SLUICE_BODY_MEMORY      what all request bodies in flight may hold together; beyond it
                                                 requests get RequestThrottled (default 100663296, 96 MiB)
   --body-timeout D      SLUICE_BODY_TIMEOUT     how long a request body may take to arrive (default 30s)
+  --max-wait D          SLUICE_MAX_WAIT         cap long polls at D, for a front end that times out sooner
+                                                than 20 s (default: none)
   --log-level LEVEL     SLUICE_LOG_LEVEL        debug, info, warn or error (default info)
   --log-format FORMAT   SLUICE_LOG_FORMAT       text or json (default text)
   --request-log-level LEVEL  (SLUICE_REQUEST_LOG_LEVEL)
@@ -179,6 +181,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&set.BaseURL, "base-url", set.BaseURL, "base URL of queue URLs")
 	fs.BoolVar(&set.TrustForwarded, "trust-forwarded", set.TrustForwarded, "queue URLs from X-Forwarded-Host/-Proto")
 	fs.StringVar(&set.Auth, "auth", set.Auth, "sigv4 or none")
+	fs.DurationVar(&set.MaxWait, "max-wait", set.MaxWait, "cap of long polls")
 	fs.StringVar(&set.AccessKeys, "access-keys", set.AccessKeys, "AKID:SECRET[:ACCOUNT[:TOKEN]],...")
 	fs.StringVar(&set.AccessKeysFile, "access-keys-file", set.AccessKeysFile, "file of access keys")
 	fs.DurationVar(&set.ShutdownTimeout, "shutdown-timeout", set.ShutdownTimeout, "grace period on shutdown")
