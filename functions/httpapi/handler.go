@@ -22,10 +22,12 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/functions/service"
+	"github.com/sluicehq/sluice/functions/sigv4"
 )
 
 // Options configure the handler.
@@ -79,6 +81,36 @@ type handler struct {
 	bodyTimeout    time.Duration
 	trustForwarded bool
 	verify         func(*http.Request, []byte) (Caller, error)
+	regions        signingRegions
+}
+
+// signingRegions warns, once per region, of clients that sign for another
+// region than the server's when nothing checks signatures (a check would
+// refuse them): their ARNs name the server's region, not theirs.
+type signingRegions struct {
+	mu     sync.Mutex
+	warned map[string]bool
+}
+
+// maxWarnedRegions bounds what signingRegions remembers (regions come
+// from clients).
+const maxWarnedRegions = 64
+
+func (s *signingRegions) note(region, own string, log *slog.Logger) {
+	if region == "" || region == own {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.warned[region] || len(s.warned) >= maxWarnedRegions {
+		return
+	}
+	if s.warned == nil {
+		s.warned = map[string]bool{}
+	}
+	s.warned[region] = true
+	log.Warn("a client signs for another region than this server's; its queue ARNs name the server's (set --region to its region, or give access keys to refuse such requests)",
+		"signing_region", region, "server_region", own)
 }
 
 // NewHandler returns the http.Handler that serves the SQS API of svc over
@@ -187,6 +219,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if ctx, ok = x.authenticate(ctx); !ok {
 			return
 		}
+	} else {
+		h.regions.note(sigv4.ScopeRegion(r), h.svc.Region(), h.log)
 	}
 	if x.proto == protoJSON {
 		x.serveJSON(ctx)

@@ -318,3 +318,24 @@ func TestNewRequestID(t *testing.T) {
 		}
 	}
 }
+
+// With nothing checking signatures, a client that signs for another region
+// than the server's is warned of once per region.
+func TestSigningRegionWarning(t *testing.T) {
+	var logs strings.Builder
+	h := bareHandler(Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	signedFor := func(region string) *http.Request {
+		r := jsonRequest("AmazonSQS.ListQueues", "{}")
+		r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=AKID/20261201/"+region+"/sqs/aws4_request, SignedHeaders=host, Signature=00")
+		return r
+	}
+	serve(h, signedFor("us-east-1"))
+	if strings.Contains(logs.String(), "another region") {
+		t.Fatalf("warned of the server's own region:\n%s", logs.String())
+	}
+	serve(h, signedFor("eu-west-1"))
+	serve(h, signedFor("eu-west-1"))
+	if n := strings.Count(logs.String(), "signing_region=eu-west-1"); n != 1 {
+		t.Errorf("%d warnings of eu-west-1, want one:\n%s", n, logs.String())
+	}
+}

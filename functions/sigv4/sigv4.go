@@ -653,3 +653,23 @@ func printable(s string) string {
 		return r
 	}, s)
 }
+
+// ScopeRegion is the region of the credential scope a request claims, in
+// its Authorization header or its presigned query, without checking
+// anything; "" when it claims none. A server that checks no signatures
+// uses it to tell that a client signs for another region than its own.
+func ScopeRegion(r *http.Request) string {
+	cred := r.URL.Query().Get("X-Amz-Credential")
+	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "AWS4-HMAC-SHA256 ") {
+		_, after, ok := strings.Cut(a, "Credential=")
+		if !ok {
+			return ""
+		}
+		cred, _, _ = strings.Cut(after, ",")
+	}
+	parts := strings.Split(strings.TrimSpace(cred), "/")
+	if len(parts) != 5 {
+		return ""
+	}
+	return parts[2]
+}
