@@ -80,10 +80,19 @@ var skipped = map[string]bool{".git": true, "bin": true, ".tmp": true, "node_mod
 
 var (
 	buildOnce sync.Once
+	buildDir  string // removed by TestMain
 	builtBin  string
 	buildErr  error
 	buildLog  bytes.Buffer
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		_ = os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
 
 // functionBinary builds the function as the buildpack would, once per test
 // binary, and returns its path.
@@ -99,6 +108,23 @@ func functionBinary(t *testing.T) string {
 		t.Fatalf("building the function as the buildpack does: %v\n%s", buildErr, buildLog.String())
 	}
 	return builtBin
+}
+
+// TestFunctionKeep copies the built function to $SLUICE_KEEP_FUNCTION, to
+// run it by hand (the client suites against it, see
+// docs/cloudfunctions.md).
+func TestFunctionKeep(t *testing.T) {
+	dst := os.Getenv("SLUICE_KEEP_FUNCTION")
+	if dst == "" {
+		t.Skip("SLUICE_KEEP_FUNCTION is not set")
+	}
+	b, err := os.ReadFile(functionBinary(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func goTool(t *testing.T) string {
@@ -135,7 +161,7 @@ func buildLikeBuildpack(gobin string, log io.Writer) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// Left for the OS to clean: the binary lives in it for the whole run.
+	buildDir = work
 	src := filepath.Join(work, "workspace", "serverless_function_source_code")
 	files, how, err := uploadedFiles(root)
 	if err != nil {
