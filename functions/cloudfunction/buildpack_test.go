@@ -122,7 +122,11 @@ func TestFunctionKeep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
+	// A new file renamed over dst: dst may be running.
+	if err := os.WriteFile(dst+".new", b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dst+".new", dst); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -363,6 +367,19 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// waitLines returns the log lines that contain all of words, once there
+// is one (the process's output reaches the buffer through a pipe, after
+// the answer may have) and a little more time has passed for any others,
+// or after 5 s.
+func (s *syncBuffer) waitLines(words ...string) []string {
+	deadline := time.Now().Add(5 * time.Second)
+	for len(s.lines(words...)) == 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	return s.lines(words...)
 }
 
 // lines returns the log lines that contain all of words.

@@ -60,7 +60,9 @@ type Instance struct {
 	when time.Time               // of the last failed attempt
 
 	stopping atomic.Bool
-	inflight sync.WaitGroup
+	reqMu    sync.Mutex
+	reqs     int           // requests in flight
+	drained  chan struct{} // closed when reqs reaches 0 after Shutdown
 	stopBG   context.CancelFunc
 	bgDone   chan struct{}
 }
@@ -79,12 +81,24 @@ func New(opts Options) *Instance {
 // instance's first request (concurrent first requests wait for the same
 // build).
 func (in *Instance) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	in.inflight.Add(1)
-	defer in.inflight.Done()
+	in.reqMu.Lock()
+	in.reqs++
+	in.reqMu.Unlock()
+	defer in.leave()
 	in.handler().ServeHTTP(w, r)
-	// Push the answer to the connection before Done: Shutdown waits for
-	// in-flight requests and then the process exits.
+	// Push the answer to the connection before leaving: Shutdown waits for
+	// the requests in flight, and then the process exits.
 	_ = http.NewResponseController(w).Flush()
+}
+
+func (in *Instance) leave() {
+	in.reqMu.Lock()
+	defer in.reqMu.Unlock()
+	in.reqs--
+	if in.reqs == 0 && in.drained != nil {
+		close(in.drained)
+		in.drained = nil
+	}
 }
 
 // stopped answers the requests that reach an instance after Shutdown
@@ -175,10 +189,13 @@ func (in *Instance) Shutdown(ctx context.Context) error {
 	}
 	a.Shutdown()
 	drained := make(chan struct{})
-	go func() {
-		in.inflight.Wait()
+	in.reqMu.Lock()
+	if in.reqs == 0 {
 		close(drained)
-	}()
+	} else {
+		in.drained = drained
+	}
+	in.reqMu.Unlock()
 	var err error
 	select {
 	case <-drained:

@@ -49,7 +49,7 @@ func newClient(t *testing.T, endpoint string) *sqs.Client {
 func TestFunctionMemory(t *testing.T) {
 	f := startFunction(t, "SLUICE_STORE=mem://")
 	exercise(t, f)
-	if got := f.logs.lines("sluice started", "store_kind=memory"); len(got) != 1 {
+	if got := f.logs.waitLines("sluice started", "store_kind=memory"); len(got) != 1 {
 		t.Errorf("want one start line, the app built once per instance; got %q", got)
 	}
 }
@@ -291,7 +291,7 @@ func TestFunctionStoreDown(t *testing.T) {
 		t.Fatalf("the function exited: %v", f.err)
 	default:
 	}
-	lines := f.logs.lines("sluice cannot start")
+	lines := f.logs.waitLines("sluice cannot start")
 	if len(lines) != 1 {
 		t.Fatalf("want one log line saying why (the second request within RetryAfter does not try again), got %q", lines)
 	}
@@ -308,7 +308,7 @@ func TestFunctionNoStore(t *testing.T) {
 	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "InternalError" {
 		t.Fatalf("err %v, want InternalError", err)
 	}
-	if len(f.logs.lines("sluice cannot start", "SLUICE_STORE is not set")) != 1 {
+	if len(f.logs.waitLines("sluice cannot start", "SLUICE_STORE is not set")) != 1 {
 		t.Errorf("no log line naming SLUICE_STORE:\n%s", f.logs.String())
 	}
 }
