@@ -147,7 +147,7 @@ func buildLikeBuildpack(gobin string, log io.Writer) (string, error) {
 	run := func(dir string, args ...string) (string, error) {
 		cmd := exec.Command(gobin, args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOOS=linux", "GOARCH=amd64")
+		cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH=amd64") // as the buildpack builds
 		var out, errs bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errs
 		err := cmd.Run()
