@@ -43,7 +43,7 @@ const stopGrace = 8 * time.Second
 
 func init() {
 	fn := cloudfunction.New(cloudfunction.Options{
-		Config: func() (app.Config, error) { return app.FromEnv(os.LookupEnv, os.Stderr) },
+		Config: func() (app.Config, error) { return app.FromEnv(cloudfunction.Lookup, os.Stderr) },
 	})
 	fn.ExitOnSignal(stopGrace)
 	functions.HTTP(EntryPoint, fn.ServeHTTP)

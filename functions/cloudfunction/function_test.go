@@ -371,3 +371,21 @@ func TestFunctionEntryPoint(t *testing.T) {
 		t.Fatalf("err %v, output:\n%s", err, out)
 	}
 }
+
+// TestFunctionTrustForwardedOff: a function trusts the front end's
+// forwarding headers unless SLUICE_TRUST_FORWARDED says otherwise.
+func TestFunctionTrustForwardedOff(t *testing.T) {
+	f := startFunction(t, "SLUICE_STORE=mem://", "SLUICE_TRUST_FORWARDED=false")
+	const host = "sluice-abc123-uc.a.run.app"
+	status, b := query(t, f.URL, host, http.Header{"X-Forwarded-Proto": {"https"}},
+		url.Values{"Action": {"CreateQueue"}, "QueueName": {"plain"}})
+	var doc struct {
+		Result struct{ QueueUrl string } `xml:"CreateQueueResult"`
+	}
+	if err := xml.Unmarshal(b, &doc); status != 200 || err != nil {
+		t.Fatalf("status %d, %v: %s", status, err, b)
+	}
+	if want := "http://" + host + "/000000000000/plain"; doc.Result.QueueUrl != want {
+		t.Errorf("QueueUrl %q, want %q", doc.Result.QueueUrl, want)
+	}
+}
