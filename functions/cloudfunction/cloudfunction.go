@@ -218,11 +218,18 @@ func (in *Instance) ExitOnSignal(grace time.Duration) {
 		<-ch
 		ctx, cancel := context.WithTimeout(context.Background(), grace)
 		defer cancel()
-		code := 0
-		if err := in.Shutdown(ctx); err != nil {
-			slog.New(slog.NewTextHandler(in.opts.Logs, nil)).Warn("stopping", "err", err)
-			code = 1
+		done := make(chan error, 1)
+		go func() { done <- in.Shutdown(ctx) }()
+		var err error
+		select {
+		case err = <-done:
+		case <-ctx.Done(): // a build that hangs holds Shutdown up
+			err = ctx.Err()
 		}
-		os.Exit(code)
+		if err != nil {
+			slog.New(slog.NewTextHandler(in.opts.Logs, nil)).Warn("stopping", "err", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}()
 }
