@@ -299,14 +299,14 @@ type function struct {
 
 // startFunction runs the built function as the platform does: PORT and
 // FUNCTION_TARGET set, K_SERVICE too (the Framework flushes logs after
-// each request when it is), and env on top.
+// each request when it is), with the test's access key, and env on top.
 func startFunction(t *testing.T, env ...string) *function {
 	t.Helper()
 	bin := functionBinary(t)
 	port := freePort(t)
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "PORT="+port, "FUNCTION_TARGET=Sluice", "K_SERVICE=sluice",
-		"K_REVISION=sluice-00001-abc", "SLUICE_LOG_LEVEL=debug")
+		"K_REVISION=sluice-00001-abc", "SLUICE_LOG_LEVEL=debug", "SLUICE_ACCESS_KEYS="+testKeyID+":"+testSecret)
 	cmd.Env = append(cmd.Env, env...)
 	f := &function{URL: "http://127.0.0.1:" + port, cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = f.logs, f.logs

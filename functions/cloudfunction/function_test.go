@@ -5,6 +5,8 @@ package cloudfunction_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -18,11 +20,19 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
+)
+
+// The access key the functions under test accept (SLUICE_ACCESS_KEYS) and
+// the clients sign with.
+const (
+	testKeyID  = "AKIDEXAMPLE"
+	testSecret = "secret"
 )
 
 // newClient is an SDK client for endpoint that reads nothing of the
@@ -35,7 +45,7 @@ func newClient(t *testing.T, endpoint string) *sqs.Client {
 	}
 	cfg, err := config.LoadDefaultConfig(context.Background(),
 		config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "")),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(testKeyID, testSecret, "")),
 		config.WithSharedConfigFiles([]string{}),
 		config.WithSharedCredentialsFiles([]string{}),
 		config.WithRetryMaxAttempts(1),
@@ -215,6 +225,17 @@ func exercise(t *testing.T, f *function) {
 		}
 	})
 
+	t.Run("signatures are checked", func(t *testing.T) {
+		bad := newClient(t, f.URL)
+		_, err := bad.ListQueues(ctx, &sqs.ListQueuesInput{}, func(o *sqs.Options) {
+			o.Credentials = credentials.NewStaticCredentialsProvider(testKeyID, "not-the-secret", "")
+		})
+		var apiErr smithy.APIError
+		if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "SignatureDoesNotMatch" {
+			t.Errorf("a wrong secret: err %v, want SignatureDoesNotMatch", err)
+		}
+	})
+
 	t.Run("query protocol", func(t *testing.T) {
 		status, b := query(t, f.URL, "", nil, url.Values{"Action": {"GetQueueUrl"}, "QueueName": {"jobs"}})
 		var doc struct {
@@ -248,10 +269,12 @@ func exercise(t *testing.T, f *function) {
 }
 
 // query posts a Query-protocol form to endpoint, with Host set to host
-// when not empty.
+// when not empty, signed with the test's access key (testKey) as an SDK
+// signs it.
 func query(t *testing.T, endpoint, host string, h http.Header, form url.Values) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, endpoint+"/", strings.NewReader(form.Encode()))
+	body := form.Encode()
+	req, err := http.NewRequest(http.MethodPost, endpoint+"/", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,6 +284,11 @@ func query(t *testing.T, endpoint, host string, h http.Header, form url.Values) 
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if host != "" {
 		req.Host = host
+	}
+	sum := sha256.Sum256([]byte(body))
+	creds := aws.Credentials{AccessKeyID: testKeyID, SecretAccessKey: testSecret}
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), "sqs", "us-east-1", time.Now()); err != nil {
+		t.Fatal(err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -310,6 +338,31 @@ func TestFunctionNoStore(t *testing.T) {
 	}
 	if len(f.logs.waitLines("sluice cannot start", "SLUICE_STORE is not set")) != 1 {
 		t.Errorf("no log line naming SLUICE_STORE:\n%s", f.logs.String())
+	}
+}
+
+// TestFunctionNoKeys: a function reachable from anywhere does not serve
+// without access keys unless SLUICE_AUTH=none says so; with it, unsigned
+// requests are served.
+func TestFunctionNoKeys(t *testing.T) {
+	f := startFunction(t, "SLUICE_STORE=mem://", "SLUICE_ACCESS_KEYS=")
+	_, err := newClient(t, f.URL).ListQueues(context.Background(), &sqs.ListQueuesInput{})
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "InternalError" {
+		t.Fatalf("err %v, want InternalError", err)
+	}
+	if len(f.logs.waitLines("sluice cannot start", "no access keys")) != 1 {
+		t.Errorf("no log line saying why:\n%s", f.logs.String())
+	}
+
+	open := startFunction(t, "SLUICE_STORE=mem://", "SLUICE_ACCESS_KEYS=", "SLUICE_AUTH=none")
+	resp, err := http.PostForm(open.URL+"/", url.Values{"Action": {"ListQueues"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("unsigned ListQueues with SLUICE_AUTH=none: status %d", resp.StatusCode)
 	}
 }
 
