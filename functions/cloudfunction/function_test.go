@@ -442,3 +442,31 @@ func TestFunctionTrustForwardedOff(t *testing.T) {
 		t.Errorf("QueueUrl %q, want %q", doc.Result.QueueUrl, want)
 	}
 }
+
+// TestFunctionMaintain: a scheduler runs maintenance passes through the
+// function itself, with the bearer token; without it the path is refused.
+func TestFunctionMaintain(t *testing.T) {
+	f := startFunction(t, "SLUICE_STORE=mem://", "SLUICE_MAINTENANCE_TOKEN=tok-123")
+	post := func(auth string) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, f.URL+"/_sluice/maintain", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, body := post(""); status != http.StatusForbidden {
+		t.Errorf("without the token: %d %s, want 403", status, body)
+	}
+	if status, body := post("Bearer tok-123"); status != 200 || !strings.Contains(body, "took_ms") {
+		t.Errorf("with the token: %d %s, want 200 with took_ms", status, body)
+	}
+}
