@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	cloud.google.com/go/firestore v1.29.2
 	github.com/GoogleCloudPlatform/functions-framework-go v1.9.2
+	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/config v1.33.18
 	github.com/aws/aws-sdk-go-v2/credentials v1.21.0

@@ -1,0 +1,110 @@
+// Command sluice-lambda serves the Amazon SQS API as an AWS Lambda
+// function, behind a function URL, an API Gateway HTTP or REST API or an
+// Application Load Balancer (see functions/lambdahttp and docs/lambda.md).
+//
+// Build it for the provided.al2023 runtime as the file bootstrap:
+//
+//	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -o bootstrap ./functions/cmd/sluice-lambda
+//
+// It reads its configuration from the environment (SLUICE_STORE is
+// required; see configFromEnv) and builds the app once per execution
+// environment, at cold start; every invocation after that is served by it.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/sluicehq/sluice/functions/app"
+	"github.com/sluicehq/sluice/functions/lambdahttp"
+	"github.com/sluicehq/sluice/stores/registry"
+)
+
+// version is set at build time with -ldflags "-X main.version=v1.2.3".
+var version = ""
+
+func main() {
+	logger, err := newLogger(os.Getenv("SLUICE_LOG_LEVEL"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sluice-lambda:", err)
+		os.Exit(2)
+	}
+	cfg, err := configFromEnv(os.LookupEnv)
+	if err != nil {
+		logger.Error("bad configuration", "err", err)
+		os.Exit(2)
+	}
+	cfg.Logger = logger
+	cfg.Version = version
+	// The init phase: exiting here makes Lambda report an init error and
+	// try again at the next invocation.
+	a, err := app.New(context.Background(), cfg)
+	if err != nil {
+		logger.Error("cannot open the store", "store", registry.Redact(cfg.Store), "err", err)
+		os.Exit(1)
+	}
+	kind, _ := a.StoreInfo()
+	logger.Info("ready", "version", a.Build().String(), "store", registry.Redact(cfg.Store), "store_kind", kind,
+		"region", cfg.Region, "account_id", cfg.AccountID)
+
+	h := lambdahttp.New(a.Handler(), lambdahttp.Options{Scheduled: func(ctx context.Context) error {
+		return housekeeping(ctx, a)
+	}})
+	// SIGTERM reaches the function only when an extension is registered;
+	// then the environment is about to go: end waiting long polls and
+	// close the store's connections.
+	lambda.StartWithOptions(h, lambda.WithEnableSIGTERM(func() {
+		a.Shutdown()
+		if err := a.Close(); err != nil {
+			logger.Error("closing the store", "err", err)
+		}
+	}))
+}
+
+// housekeeping is what `sluice serve` does in the background, done within
+// one (scheduled) invocation instead: a goroutine running across
+// invocations would be frozen in the middle of its store transactions,
+// holding their locks.
+func housekeeping(ctx context.Context, a *app.App) error {
+	return errors.Join(a.Service().RunMoveTasks(ctx), a.Maintain(ctx))
+}
+
+func newLogger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if level != "" {
+		if err := l.UnmarshalText([]byte(level)); err != nil {
+			return nil, fmt.Errorf("bad SLUICE_LOG_LEVEL %q: use debug, info, warn or error", level)
+		}
+	}
+	// JSON lines: CloudWatch Logs can filter on their fields.
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// configFromEnv reads the variables `sluice serve` reads for the same
+// settings. TODO(lead): replace with app.FromEnv once functions/app/env.go
+// lands.
+func configFromEnv(lookup func(string) (string, bool)) (app.Config, error) {
+	get := func(name string) string {
+		v, _ := lookup(name)
+		return strings.TrimSpace(v)
+	}
+	cfg := app.Config{
+		Store:     get("SLUICE_STORE"),
+		Region:    get("SLUICE_REGION"),
+		AccountID: get("SLUICE_ACCOUNT_ID"),
+		BaseURL:   get("SLUICE_BASE_URL"),
+		Wakeups:   get("SLUICE_WAKEUPS"),
+		// No depth readings for /metrics: nothing scrapes a function.
+		MetricsMaxQueues: -1,
+	}
+	if cfg.Store == "" {
+		return cfg, errors.New("SLUICE_STORE is not set: use postgres://... (or mem:// for tests)")
+	}
+	return cfg, cfg.Validate()
+}

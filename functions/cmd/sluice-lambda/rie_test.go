@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+
+	"github.com/sluicehq/sluice/functions/lambdahttp/bridge"
+)
+
+// These tests run the real bootstrap under the real Lambda Runtime
+// Interface Emulator, behind the bridge that plays each AWS front end, and
+// talk to it with the real SDK client.
+
+var built struct {
+	once           sync.Once
+	dir            string
+	rie, bootstrap string
+	err            error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// binaries builds the emulator and the bootstrap, once per test binary.
+func binaries(t *testing.T) (rie, bootstrap string) {
+	t.Helper()
+	built.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		if built.dir, built.err = os.MkdirTemp("", "sluice-lambda-test-"); built.err != nil {
+			return
+		}
+		if built.rie, built.err = bridge.BuildRIE(ctx, built.dir); built.err != nil {
+			return
+		}
+		built.bootstrap, built.err = bridge.BuildBootstrap(ctx, built.dir)
+	})
+	if built.err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(built.err)
+		}
+		t.Skipf("cannot build the emulator or the bootstrap: %v", built.err)
+	}
+	return built.rie, built.bootstrap
+}
+
+// logBuffer collects the function's output for failure messages.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// start runs a fresh function (its own memory store) behind fe.
+func start(t *testing.T, fe bridge.FrontEnd) (*bridge.Bridge, *httptest.Server) {
+	t.Helper()
+	rie, bootstrap := binaries(t)
+	log := &logBuffer{}
+	fn, err := bridge.StartFunction(context.Background(), bridge.FunctionOptions{
+		RIE: rie, Bootstrap: bootstrap, Log: log, Timeout: 30 * time.Second,
+		Env: []string{"SLUICE_STORE=mem://", "SLUICE_LOG_LEVEL=warn"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bridge.Bridge{FrontEnd: fe, Function: fn}
+	srv := httptest.NewServer(b)
+	t.Cleanup(func() {
+		srv.Close()
+		if err := fn.Close(); err != nil {
+			t.Errorf("the emulator: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("function output:\n%s", log.String())
+		}
+	})
+	return b, srv
+}
+
+func newClient(t *testing.T, endpoint string) *sqs.Client {
+	t.Helper()
+	for _, v := range []string{"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_CA_BUNDLE", "AWS_USE_FIPS_ENDPOINT",
+		"AWS_USE_DUALSTACK_ENDPOINT", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SQS", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"} {
+		t.Setenv(v, "")
+	}
+	cfg, err := config.LoadDefaultConfig(context.Background(),
+		config.WithRegion("us-east-1"),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "")),
+		config.WithSharedConfigFiles([]string{}),
+		config.WithSharedCredentialsFiles([]string{}),
+		config.WithRetryMaxAttempts(1),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(endpoint) })
+}
+
+// TestFrontEnds runs the SDK's traffic through every front end: queue URLs
+// name the public endpoint, Standard and FIFO lifecycles, batches, an SQS
+// error and a body past 256 KiB.
+func TestFrontEnds(t *testing.T) {
+	for _, fe := range bridge.FrontEnds {
+		t.Run(string(fe), func(t *testing.T) {
+			b, srv := start(t, fe)
+			c := newClient(t, srv.URL)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			public := "https://" + fe.DefaultHost() + "/000000000000/"
+
+			// Standard: create, send with an attribute, receive, delete.
+			q, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("jobs")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := aws.ToString(q.QueueUrl); got != public+"jobs" {
+				t.Fatalf("QueueUrl %q, want %q", got, public+"jobs")
+			}
+			if u, err := c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("jobs")}); err != nil || aws.ToString(u.QueueUrl) != public+"jobs" {
+				t.Fatalf("GetQueueUrl: %v, %v", u, err)
+			}
+			_, err = c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("héllo & <ok>"),
+				MessageAttributes: map[string]types.MessageAttributeValue{
+					"kind": {DataType: aws.String("String"), StringValue: aws.String("greeting")}}})
+			if err != nil {
+				t.Fatal(err) // the SDK checked the MD5s
+			}
+			r, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MessageAttributeNames: []string{"All"}, WaitTimeSeconds: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Messages) != 1 || aws.ToString(r.Messages[0].Body) != "héllo & <ok>" ||
+				aws.ToString(r.Messages[0].MessageAttributes["kind"].StringValue) != "greeting" {
+				t.Fatalf("received %+v", r.Messages)
+			}
+			if _, err := c.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: q.QueueUrl, ReceiptHandle: r.Messages[0].ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+
+			// FIFO: a group comes back in order; batches both ways.
+			fq, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("jobs.fifo"),
+				Attributes: map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := aws.ToString(fq.QueueUrl); got != public+"jobs.fifo" {
+				t.Fatalf("QueueUrl %q", got)
+			}
+			var entries []types.SendMessageBatchRequestEntry
+			for i := range 3 {
+				entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(fmt.Sprint("e", i)),
+					MessageBody: aws.String(fmt.Sprint("m", i)), MessageGroupId: aws.String("g")})
+			}
+			sb, err := c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: fq.QueueUrl, Entries: entries})
+			if err != nil || len(sb.Successful) != 3 || len(sb.Failed) != 0 {
+				t.Fatalf("SendMessageBatch: %+v, %v", sb, err)
+			}
+			fr, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: fq.QueueUrl, MaxNumberOfMessages: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var del []types.DeleteMessageBatchRequestEntry
+			for i, m := range fr.Messages {
+				if aws.ToString(m.Body) != fmt.Sprint("m", i) {
+					t.Errorf("FIFO message %d is %q", i, aws.ToString(m.Body))
+				}
+				del = append(del, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint("d", i)), ReceiptHandle: m.ReceiptHandle})
+			}
+			if len(fr.Messages) != 3 {
+				t.Fatalf("received %d FIFO messages, want 3", len(fr.Messages))
+			}
+			db, err := c.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: fq.QueueUrl, Entries: del})
+			if err != nil || len(db.Successful) != 3 {
+				t.Fatalf("DeleteMessageBatch: %+v, %v", db, err)
+			}
+
+			// An SQS error comes back through the event as SQS words it.
+			_, err = c.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("nope")})
+			var missing *types.QueueDoesNotExist
+			var re *smithyhttp.ResponseError
+			if !errors.As(err, &missing) || !errors.As(err, &re) || re.HTTPStatusCode() != 400 {
+				t.Fatalf("GetQueueUrl of a missing queue: %v", err)
+			}
+			if !strings.Contains(err.Error(), "The specified queue does not exist") {
+				t.Errorf("error message: %v", err)
+			}
+
+			// A body past 256 KiB, both ways.
+			before := b.Base64Events.Load()
+			big := strings.Repeat("0123456789abcdef", 300<<10/16)
+			if _, err := c.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(big)}); err != nil {
+				t.Fatal(err)
+			}
+			if fe != bridge.REST && b.Base64Events.Load() == before {
+				t.Errorf("the %s front end sent the big body as text, not base64", fe)
+			}
+			r, err = c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, WaitTimeSeconds: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Messages) != 1 || aws.ToString(r.Messages[0].Body) != big {
+				t.Fatalf("the big message did not come back whole (%d messages)", len(r.Messages))
+			}
+
+			// A long poll on an empty queue holds the invocation, then
+			// answers empty.
+			began := time.Now()
+			r, err = c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: fq.QueueUrl, WaitTimeSeconds: 1})
+			if err != nil || len(r.Messages) != 0 || time.Since(began) < 900*time.Millisecond {
+				t.Fatalf("long poll: %v messages, %v, after %s", r, err, time.Since(began))
+			}
+		})
+	}
+}
+
+// TestQueryProtocol sends the Query protocol (form POSTs and GETs with the
+// parameters in the URL, unsigned) through the front ends whose query
+// strings differ: REST decodes them, ALB passes them on encoded.
+func TestQueryProtocol(t *testing.T) {
+	for _, fe := range []bridge.FrontEnd{bridge.FunctionURL, bridge.REST, bridge.ALB, bridge.ALBMulti} {
+		t.Run(string(fe), func(t *testing.T) {
+			_, srv := start(t, fe)
+			do := func(method, path string, form url.Values) string {
+				t.Helper()
+				var req *http.Request
+				if method == http.MethodPost {
+					req, _ = http.NewRequest(method, srv.URL+path, strings.NewReader(form.Encode()))
+					req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				} else {
+					req, _ = http.NewRequest(method, srv.URL+path+"?"+form.Encode(), nil)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				body, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != 200 {
+					t.Fatalf("%s %s: %s\n%s", method, path, resp.Status, body)
+				}
+				if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/xml") {
+					t.Errorf("Content-Type %q", ct)
+				}
+				return string(body)
+			}
+			v := func(kv ...string) url.Values {
+				out := url.Values{"Version": {"2012-11-05"}}
+				for i := 0; i < len(kv); i += 2 {
+					out.Set(kv[i], kv[i+1])
+				}
+				return out
+			}
+			queueURL := "https://" + fe.DefaultHost() + "/000000000000/q"
+			if body := do(http.MethodPost, "/", v("Action", "CreateQueue", "QueueName", "q")); !strings.Contains(body, "<QueueUrl>"+queueURL+"</QueueUrl>") {
+				t.Fatalf("CreateQueue: %s", body)
+			}
+			// In the URL: characters that must arrive decoded once.
+			msg := "a b&c=d%e/f+g"
+			do(http.MethodGet, "/000000000000/q", v("Action", "SendMessage", "MessageBody", msg))
+			do(http.MethodPost, "/", v("Action", "SendMessage", "QueueUrl", queueURL, "MessageBody", "second"))
+			body := do(http.MethodGet, "/", v("Action", "ReceiveMessage", "QueueUrl", queueURL, "MaxNumberOfMessages", "10"))
+			for _, want := range []string{"<Body>a b&amp;c=d%e/f+g</Body>", "<Body>second</Body>"} {
+				if !strings.Contains(body, want) {
+					t.Errorf("ReceiveMessage lacks %s: %s", want, body)
+				}
+			}
+		})
+	}
+}
