@@ -6,16 +6,16 @@
 //
 //	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go build -tags lambda.norpc -o bootstrap ./functions/cmd/sluice-lambda
 //
-// It reads its configuration from the environment (SLUICE_STORE is
-// required; see configFromEnv) and builds the app once per execution
-// environment, at cold start; every invocation after that is served by it.
+// It reads its configuration from the environment, the variables of
+// `sluice serve` (app.FromEnv; SLUICE_STORE is required), and builds the
+// app once per execution environment, at cold start: every invocation
+// after that is served by it.
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 
@@ -30,17 +30,12 @@ import (
 var version = ""
 
 func main() {
-	logger, err := newLogger(os.Getenv("SLUICE_LOG_LEVEL"))
+	cfg, err := configFromEnv(os.LookupEnv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sluice-lambda:", err)
 		os.Exit(2)
 	}
-	cfg, err := configFromEnv(os.LookupEnv)
-	if err != nil {
-		logger.Error("bad configuration", "err", err)
-		os.Exit(2)
-	}
-	cfg.Logger = logger
+	logger := cfg.Logger
 	cfg.Version = version
 	// The init phase: exiting here makes Lambda report an init error and
 	// try again at the next invocation.
@@ -75,36 +70,22 @@ func housekeeping(ctx context.Context, a *app.App) error {
 	return errors.Join(a.Service().RunMoveTasks(ctx), a.Maintain(ctx))
 }
 
-func newLogger(level string) (*slog.Logger, error) {
-	var l slog.Level
-	if level != "" {
-		if err := l.UnmarshalText([]byte(level)); err != nil {
-			return nil, fmt.Errorf("bad SLUICE_LOG_LEVEL %q: use debug, info, warn or error", level)
-		}
-	}
-	// JSON lines: CloudWatch Logs can filter on their fields.
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
-}
-
-// configFromEnv reads the variables `sluice serve` reads for the same
-// settings. TODO(lead): replace with app.FromEnv once functions/app/env.go
-// lands.
+// configFromEnv reads the variables `sluice serve` reads (app.FromEnv), logging
+// as JSON lines unless SLUICE_LOG_FORMAT says otherwise: CloudWatch Logs
+// can filter on their fields.
 func configFromEnv(lookup func(string) (string, bool)) (app.Config, error) {
-	get := func(name string) string {
-		v, _ := lookup(name)
-		return strings.TrimSpace(v)
+	if v, _ := lookup("SLUICE_STORE"); strings.TrimSpace(v) == "" {
+		return app.Config{}, errors.New("SLUICE_STORE is not set: use postgres://... (or mem:// for tests)")
 	}
-	cfg := app.Config{
-		Store:     get("SLUICE_STORE"),
-		Region:    get("SLUICE_REGION"),
-		AccountID: get("SLUICE_ACCOUNT_ID"),
-		BaseURL:   get("SLUICE_BASE_URL"),
-		Wakeups:   get("SLUICE_WAKEUPS"),
-		// No depth readings for /metrics: nothing scrapes a function.
-		MetricsMaxQueues: -1,
+	cfg, err := app.FromEnv(func(name string) (string, bool) {
+		v, ok := lookup(name)
+		if name == "SLUICE_LOG_FORMAT" && v == "" {
+			return "json", true
+		}
+		return v, ok
+	}, os.Stderr)
+	if err != nil {
+		return app.Config{}, err
 	}
-	if cfg.Store == "" {
-		return cfg, errors.New("SLUICE_STORE is not set: use postgres://... (or mem:// for tests)")
-	}
-	return cfg, cfg.Validate()
+	return cfg, nil
 }
