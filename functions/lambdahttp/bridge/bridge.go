@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -11,10 +12,43 @@ import (
 	"time"
 )
 
+// Invoker runs one event.
+type Invoker interface {
+	Invoke(ctx context.Context, event []byte) ([]byte, error)
+}
+
+// Pool is several execution environments of one function, as Lambda
+// scales out: each invocation goes to an idle one, and waits for one when
+// all are busy. The environments share only what their store shares, so
+// more than one needs a shared store (PostgreSQL), not mem://.
+type Pool struct{ idle chan *Function }
+
+// NewPool pools fns.
+func NewPool(fns ...*Function) *Pool {
+	p := &Pool{idle: make(chan *Function, len(fns))}
+	for _, f := range fns {
+		p.idle <- f
+	}
+	return p
+}
+
+// Invoke runs event on an idle environment.
+func (p *Pool) Invoke(ctx context.Context, event []byte) ([]byte, error) {
+	select {
+	case f := <-p.idle:
+		defer func() { p.idle <- f }()
+		return f.Invoke(ctx, event)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // Bridge serves HTTP by invoking a function through a front end.
 type Bridge struct {
 	FrontEnd FrontEnd
-	Function *Function
+	// Function runs the events: a *Function (one execution environment)
+	// or a *Pool of them.
+	Function Invoker
 	// Public is the endpoint the events name; empty Host: the front end's
 	// DefaultHost, empty Proto: https. Running client suites through the
 	// bridge, make it the bridge's own address and http, so that queue

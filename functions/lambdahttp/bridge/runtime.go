@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -101,6 +102,8 @@ func StartFunction(ctx context.Context, o FunctionOptions) (*Function, error) {
 		log = io.Discard
 	}
 	cmd.Stdout, cmd.Stderr = log, log
+	// Its own process group, so that Close ends the bootstrap too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", o.RIE, err)
 	}
@@ -163,7 +166,7 @@ func (f *Function) Invoke(ctx context.Context, event []byte) ([]byte, error) {
 // Close stops the emulator and the function.
 func (f *Function) Close() error {
 	if f.cmd.Process != nil {
-		_ = f.cmd.Process.Kill()
+		_ = syscall.Kill(-f.cmd.Process.Pid, syscall.SIGKILL)
 	}
 	<-f.done
 	var ee *exec.ExitError
