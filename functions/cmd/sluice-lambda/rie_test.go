@@ -86,13 +86,13 @@ func (l *logBuffer) String() string {
 }
 
 // start runs a fresh function (its own memory store) behind fe.
-func start(t *testing.T, fe bridge.FrontEnd) (*bridge.Bridge, *httptest.Server) {
+func start(t *testing.T, fe bridge.FrontEnd) (*bridge.Bridge, *httptest.Server, *logBuffer) {
 	t.Helper()
 	rie, bootstrap := binaries(t)
 	log := &logBuffer{}
 	fn, err := bridge.StartFunction(context.Background(), bridge.FunctionOptions{
 		RIE: rie, Bootstrap: bootstrap, Log: log, Timeout: 30 * time.Second,
-		Env: []string{"SLUICE_STORE=mem://", "SLUICE_LOG_LEVEL=warn"},
+		Env: []string{"SLUICE_STORE=mem://", "SLUICE_LOG_LEVEL=info"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func start(t *testing.T, fe bridge.FrontEnd) (*bridge.Bridge, *httptest.Server) 
 			t.Logf("function output:\n%s", log.String())
 		}
 	})
-	return b, srv
+	return b, srv, log
 }
 
 func newClient(t *testing.T, endpoint string) *sqs.Client {
@@ -136,7 +136,7 @@ func newClient(t *testing.T, endpoint string) *sqs.Client {
 func TestFrontEnds(t *testing.T) {
 	for _, fe := range bridge.FrontEnds {
 		t.Run(string(fe), func(t *testing.T) {
-			b, srv := start(t, fe)
+			b, srv, log := start(t, fe)
 			c := newClient(t, srv.URL)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
@@ -243,6 +243,11 @@ func TestFrontEnds(t *testing.T) {
 			if err != nil || len(r.Messages) != 0 || time.Since(began) < 900*time.Millisecond {
 				t.Fatalf("long poll: %v messages, %v, after %s", r, err, time.Since(began))
 			}
+
+			// The app was built once, at init, for all these invocations.
+			if n := strings.Count(log.String(), `"msg":"ready"`); n != 1 {
+				t.Errorf("the function started %d times, want once", n)
+			}
 		})
 	}
 }
@@ -253,7 +258,7 @@ func TestFrontEnds(t *testing.T) {
 func TestQueryProtocol(t *testing.T) {
 	for _, fe := range []bridge.FrontEnd{bridge.FunctionURL, bridge.REST, bridge.ALB, bridge.ALBMulti} {
 		t.Run(string(fe), func(t *testing.T) {
-			_, srv := start(t, fe)
+			_, srv, _ := start(t, fe)
 			do := func(method, path string, form url.Values) string {
 				t.Helper()
 				var req *http.Request
@@ -299,5 +304,26 @@ func TestQueryProtocol(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOtherEvents: a scheduled event runs the housekeeping and answers
+// {}; an event of no front end is a function error.
+func TestOtherEvents(t *testing.T) {
+	b, _, _ := start(t, bridge.FunctionURL)
+	fn := b.Function.(*bridge.Function)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := fn.Invoke(ctx, []byte(`{"version":"0","id":"e1","detail-type":"Scheduled Event","source":"aws.events",`+
+		`"account":"123456789012","time":"2026-01-01T00:00:00Z","region":"us-east-1","resources":[],"detail":{}}`))
+	if err != nil || string(out) != "{}" {
+		t.Errorf("scheduled event: %s, %v", out, err)
+	}
+	out, err = fn.Invoke(ctx, []byte(`{"Records":[{"eventSource":"aws:sqs"}]}`))
+	if err != nil || !strings.Contains(string(out), `"errorType"`) || !strings.Contains(string(out), "not an HTTP event") {
+		t.Errorf("an SQS event: %s, %v; want a function error", out, err)
+	}
+	if _, err := b.FrontEnd.Response(out); !errors.Is(err, bridge.ErrFunction) {
+		t.Errorf("the front end takes a function error for an answer: %v", err)
 	}
 }
