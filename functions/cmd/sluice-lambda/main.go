@@ -51,9 +51,9 @@ func main() {
 	h := lambdahttp.New(a.Handler(), lambdahttp.Options{Scheduled: func(ctx context.Context) error {
 		return housekeeping(ctx, a)
 	}})
-	// SIGTERM reaches the function only when an extension is registered;
-	// then the environment is about to go: end waiting long polls and
-	// close the store's connections.
+	// WithEnableSIGTERM registers an internal extension, so that Lambda
+	// sends SIGTERM before it ends the environment: end waiting long
+	// polls and close the store's connections.
 	lambda.StartWithOptions(h, lambda.WithEnableSIGTERM(func() {
 		a.Shutdown()
 		if err := a.Close(); err != nil {
