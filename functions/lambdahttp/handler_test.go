@@ -102,6 +102,22 @@ func TestV2NoHostHeader(t *testing.T) {
 	}
 }
 
+func TestV2NamedStage(t *testing.T) {
+	h, s := echo(t)
+	for raw, want := range map[string]string{
+		"/prod/000000000000/q": "/000000000000/q",
+		"/prod":                "/",
+		"/production/x":        "/production/x", // another segment that starts alike
+	} {
+		invoke(t, h, events.APIGatewayV2HTTPRequest{Version: "2.0", RawPath: raw,
+			RequestContext: events.APIGatewayV2HTTPRequestContext{Stage: "prod",
+				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"}}})
+		if s.Path != want {
+			t.Errorf("rawPath %s on stage prod: path %q, want %q", raw, s.Path, want)
+		}
+	}
+}
+
 func TestV1(t *testing.T) {
 	h, s := echo(t)
 	out := invoke(t, h, events.APIGatewayProxyRequest{

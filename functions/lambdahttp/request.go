@@ -23,6 +23,14 @@ func decodeV2(ctx context.Context, payload []byte) (*http.Request, func(*respons
 	if path == "" {
 		path = (&url.URL{Path: ev.RequestContext.HTTP.Path}).EscapedPath()
 	}
+	// An HTTP API stage other than $default is the first segment of
+	// rawPath; drop it, as a REST API's path comes without its stage, so
+	// that a queue URL's path is /<account>/<name> behind either.
+	if st := ev.RequestContext.Stage; st != "" && st != "$default" {
+		if rest, ok := strings.CutPrefix(path, "/"+st); ok && (rest == "" || rest[0] == '/') {
+			path = rest
+		}
+	}
 	h := make(http.Header, len(ev.Headers)+1)
 	for k, v := range ev.Headers {
 		// 2.0 joins repeated headers with commas into one value; it stays
