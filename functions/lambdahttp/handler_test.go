@@ -116,6 +116,18 @@ func TestV2NamedStage(t *testing.T) {
 			t.Errorf("rawPath %s on stage prod: path %q, want %q", raw, s.Path, want)
 		}
 	}
+	// An HTTP API's 1.0 event has the stage in its path too; a REST API's
+	// does not, whatever the path.
+	invoke(t, h, map[string]any{"version": "1.0", "httpMethod": "GET", "path": "/prod/000000000000/q",
+		"requestContext": map[string]any{"stage": "prod"}})
+	if s.Path != "/000000000000/q" {
+		t.Errorf("HTTP API 1.0: path %q", s.Path)
+	}
+	invoke(t, h, map[string]any{"httpMethod": "GET", "path": "/prod/x",
+		"requestContext": map[string]any{"stage": "prod", "path": "/prod/prod/x"}})
+	if s.Path != "/prod/x" {
+		t.Errorf("REST: path %q", s.Path)
+	}
 }
 
 func TestV1(t *testing.T) {

@@ -23,14 +23,7 @@ func decodeV2(ctx context.Context, payload []byte) (*http.Request, func(*respons
 	if path == "" {
 		path = (&url.URL{Path: ev.RequestContext.HTTP.Path}).EscapedPath()
 	}
-	// An HTTP API stage other than $default is the first segment of
-	// rawPath; drop it, as a REST API's path comes without its stage, so
-	// that a queue URL's path is /<account>/<name> behind either.
-	if st := ev.RequestContext.Stage; st != "" && st != "$default" {
-		if rest, ok := strings.CutPrefix(path, "/"+st); ok && (rest == "" || rest[0] == '/') {
-			path = rest
-		}
-	}
+	path = withoutStage(path, ev.RequestContext.Stage)
 	h := make(http.Header, len(ev.Headers)+1)
 	for k, v := range ev.Headers {
 		// 2.0 joins repeated headers with commas into one value; it stays
@@ -64,6 +57,14 @@ func decodeV1(ctx context.Context, payload []byte) (*http.Request, func(*respons
 	if h.Get("X-Forwarded-Proto") == "" {
 		h.Set("X-Forwarded-Proto", "https")
 	}
+	path := ev.Path
+	var version struct {
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(payload, &version) == nil && version.Version == "1.0" {
+		// An HTTP API's 1.0 event: its path has the stage, as 2.0's has.
+		path = withoutStage(path, ev.RequestContext.Stage)
+	}
 	// API Gateway decodes the query parameters; encode them again.
 	q := url.Values{}
 	if len(ev.MultiValueQueryStringParameters) > 0 {
@@ -75,7 +76,7 @@ func decodeV1(ctx context.Context, payload []byte) (*http.Request, func(*respons
 			q.Set(k, v)
 		}
 	}
-	r, err := newRequest(ctx, ev.HTTPMethod, (&url.URL{Path: ev.Path}).EscapedPath(), q.Encode(), h,
+	r, err := newRequest(ctx, ev.HTTPMethod, (&url.URL{Path: path}).EscapedPath(), q.Encode(), h,
 		ev.RequestContext.DomainName, ev.Body, ev.IsBase64Encoded)
 	if err != nil {
 		return nil, nil, err
@@ -121,6 +122,20 @@ func decodeALB(ctx context.Context, payload []byte) (*http.Request, func(*respon
 		return r, respondALBMulti, nil
 	}
 	return r, respondALB, nil
+}
+
+// withoutStage drops an HTTP API stage other than $default from the front
+// of path, where HTTP APIs put it, so that behind a REST API (whose path
+// comes without its stage) or an HTTP API a queue URL's path is
+// /<account>/<name>.
+func withoutStage(path, stage string) string {
+	if stage == "" || stage == "$default" {
+		return path
+	}
+	if rest, ok := strings.CutPrefix(path, "/"+stage); ok && (rest == "" || rest[0] == '/') {
+		return rest
+	}
+	return path
 }
 
 func pair(k, v string) string {
