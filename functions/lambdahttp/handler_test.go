@@ -67,7 +67,7 @@ func TestV2(t *testing.T) {
 		Body: base64.StdEncoding.EncodeToString([]byte("{\"QueueName\":\"q\"}")), IsBase64Encoded: true,
 	})
 	if s.Method != "POST" || s.Host != "id.lambda-url.us-east-1.on.aws" || s.Path != "/000000000000/a/b" ||
-		s.RawQuery != "x=1&x=2&y=a%26b" || s.Proto != "https" || s.Remote != "192.0.2.1" {
+		s.RawQuery != "x=1&x=2&y=a%26b" || s.Proto != "https" || s.Remote != "192.0.2.1:0" {
 		t.Errorf("request %+v", s)
 	}
 	if s.Body != `{"QueueName":"q"}` {
@@ -143,7 +143,7 @@ func TestV1(t *testing.T) {
 			Identity: events.APIGatewayRequestIdentity{SourceIP: "192.0.2.2"}},
 		Body: "plain",
 	})
-	if s.Host != "r.execute-api.us-east-1.amazonaws.com" || s.Path != "/000000000000/q" || s.Body != "plain" || s.Remote != "192.0.2.2" {
+	if s.Host != "r.execute-api.us-east-1.amazonaws.com" || s.Path != "/000000000000/q" || s.Body != "plain" || s.Remote != "192.0.2.2:0" {
 		t.Errorf("request %+v", s)
 	}
 	if got := s.Query["MessageBody"]; len(got) != 1 || got[0] != "a b&c" {
@@ -178,7 +178,7 @@ func TestALB(t *testing.T) {
 			ev.QueryStringParameters = map[string]string{"QueueUrl": "http%3A%2F%2Fh%2F000000000000%2Fq"}
 		}
 		out := invoke(t, h, ev)
-		if s.Host != "lb.example.com" || s.Remote != "192.0.2.3" || s.Proto != "" {
+		if s.Host != "lb.example.com" || s.Remote != "192.0.2.3:0" || s.Proto != "" {
 			t.Errorf("multi %v: request %+v", multi, s)
 		}
 		if got := s.Query["QueueUrl"]; len(got) != 1 || got[0] != "http://h/000000000000/q" {

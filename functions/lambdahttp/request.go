@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -41,7 +42,7 @@ func decodeV2(ctx context.Context, payload []byte) (*http.Request, func(*respons
 	if err != nil {
 		return nil, nil, err
 	}
-	r.RemoteAddr = ev.RequestContext.HTTP.SourceIP
+	r.RemoteAddr = remoteAddr(ev.RequestContext.HTTP.SourceIP)
 	if p := ev.RequestContext.HTTP.Protocol; p != "" {
 		setProto(r, p)
 	}
@@ -81,7 +82,7 @@ func decodeV1(ctx context.Context, payload []byte) (*http.Request, func(*respons
 	if err != nil {
 		return nil, nil, err
 	}
-	r.RemoteAddr = ev.RequestContext.Identity.SourceIP
+	r.RemoteAddr = remoteAddr(ev.RequestContext.Identity.SourceIP)
 	if p := ev.RequestContext.Protocol; p != "" {
 		setProto(r, p)
 	}
@@ -116,7 +117,7 @@ func decodeALB(ctx context.Context, payload []byte) (*http.Request, func(*respon
 	}
 	if ff := h.Get("X-Forwarded-For"); ff != "" {
 		first, _, _ := strings.Cut(ff, ",")
-		r.RemoteAddr = strings.TrimSpace(first)
+		r.RemoteAddr = remoteAddr(strings.TrimSpace(first))
 	}
 	if multi {
 		return r, respondALBMulti, nil
@@ -136,6 +137,15 @@ func withoutStage(path, stage string) string {
 		return rest
 	}
 	return path
+}
+
+// remoteAddr is the client's address in a server's form, host:port; the
+// events do not carry the port.
+func remoteAddr(ip string) string {
+	if ip == "" {
+		return ""
+	}
+	return net.JoinHostPort(ip, "0")
 }
 
 func pair(k, v string) string {
