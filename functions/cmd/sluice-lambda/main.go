@@ -48,9 +48,11 @@ func main() {
 	logger.Info("ready", "version", a.Build().String(), "store", registry.Redact(cfg.Store), "store_kind", kind,
 		"region", cfg.Region, "account_id", cfg.AccountID)
 
-	h := lambdahttp.New(a.Handler(), lambdahttp.Options{Scheduled: func(ctx context.Context) error {
-		return housekeeping(ctx, a)
-	}})
+	// The housekeeping `sluice serve` does in a goroutine, done within one
+	// scheduled invocation instead: a goroutine running across invocations
+	// would be frozen in the middle of its store transactions, holding
+	// their locks.
+	h := lambdahttp.New(a.Handler(), lambdahttp.Options{Scheduled: a.Maintain})
 	// WithEnableSIGTERM registers an internal extension, so that Lambda
 	// sends SIGTERM before it ends the environment: end waiting long
 	// polls and close the store's connections.
@@ -60,14 +62,6 @@ func main() {
 			logger.Error("closing the store", "err", err)
 		}
 	}))
-}
-
-// housekeeping is what `sluice serve` does in the background, done within
-// one (scheduled) invocation instead: a goroutine running across
-// invocations would be frozen in the middle of its store transactions,
-// holding their locks.
-func housekeeping(ctx context.Context, a *app.App) error {
-	return errors.Join(a.Service().RunMoveTasks(ctx), a.Maintain(ctx))
 }
 
 // configFromEnv reads the variables `sluice serve` reads (app.FromEnv), logging
