@@ -19,9 +19,10 @@
 // An EventBridge scheduled event ("source": "aws.events") runs
 // Options.Scheduled instead.
 //
-// What the adapter keeps of the request: the path and query as sent (2.0's
-// rawPath, less a named HTTP API stage, as a REST API's path comes without
-// its stage, and rawQueryString; ALB's path and parameters, which the load
+// What the adapter keeps of the request: the path and query as the client
+// sent them, which its signature covers (2.0's rawPath and rawQueryString;
+// a REST API's requestContext.path, stage included; ALB's path and
+// parameters, which the load
 // balancer passes on percent-encoded; REST's decoded parameters encoded
 // again), every header value, cookies (2.0 carries them apart), the body
 // (decoded when isBase64Encoded), and the host the client addressed (the

@@ -102,31 +102,24 @@ func TestV2NoHostHeader(t *testing.T) {
 	}
 }
 
-func TestV2NamedStage(t *testing.T) {
+// TestStagePaths: the path is the one the client sent, stage and all, as
+// its signature covers it.
+func TestStagePaths(t *testing.T) {
 	h, s := echo(t)
-	for raw, want := range map[string]string{
-		"/prod/000000000000/q": "/000000000000/q",
-		"/prod":                "/",
-		"/production/x":        "/production/x", // another segment that starts alike
-	} {
-		invoke(t, h, events.APIGatewayV2HTTPRequest{Version: "2.0", RawPath: raw,
-			RequestContext: events.APIGatewayV2HTTPRequestContext{Stage: "prod",
-				HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"}}})
-		if s.Path != want {
-			t.Errorf("rawPath %s on stage prod: path %q, want %q", raw, s.Path, want)
-		}
+	invoke(t, h, events.APIGatewayV2HTTPRequest{Version: "2.0", RawPath: "/prod/000000000000/q",
+		RequestContext: events.APIGatewayV2HTTPRequestContext{Stage: "prod",
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST"}}})
+	if s.Path != "/prod/000000000000/q" {
+		t.Errorf("2.0 on stage prod: path %q", s.Path)
 	}
-	// An HTTP API's 1.0 event has the stage in its path too; a REST API's
-	// does not, whatever the path.
-	invoke(t, h, map[string]any{"version": "1.0", "httpMethod": "GET", "path": "/prod/000000000000/q",
-		"requestContext": map[string]any{"stage": "prod"}})
+	invoke(t, h, events.APIGatewayProxyRequest{HTTPMethod: "POST", Path: "/000000000000/q",
+		RequestContext: events.APIGatewayProxyRequestContext{Stage: "prod", Path: "/prod/000000000000/q"}})
+	if s.Path != "/prod/000000000000/q" {
+		t.Errorf("REST on stage prod: path %q, want requestContext.path", s.Path)
+	}
+	invoke(t, h, events.APIGatewayProxyRequest{HTTPMethod: "POST", Path: "/000000000000/q"})
 	if s.Path != "/000000000000/q" {
-		t.Errorf("HTTP API 1.0: path %q", s.Path)
-	}
-	invoke(t, h, map[string]any{"httpMethod": "GET", "path": "/prod/x",
-		"requestContext": map[string]any{"stage": "prod", "path": "/prod/prod/x"}})
-	if s.Path != "/prod/x" {
-		t.Errorf("REST: path %q", s.Path)
+		t.Errorf("1.0 without requestContext.path: path %q", s.Path)
 	}
 }
 

@@ -24,7 +24,6 @@ func decodeV2(ctx context.Context, payload []byte) (*http.Request, func(*respons
 	if path == "" {
 		path = (&url.URL{Path: ev.RequestContext.HTTP.Path}).EscapedPath()
 	}
-	path = withoutStage(path, ev.RequestContext.Stage)
 	h := make(http.Header, len(ev.Headers)+1)
 	for k, v := range ev.Headers {
 		// 2.0 joins repeated headers with commas into one value; it stays
@@ -58,13 +57,11 @@ func decodeV1(ctx context.Context, payload []byte) (*http.Request, func(*respons
 	if h.Get("X-Forwarded-Proto") == "" {
 		h.Set("X-Forwarded-Proto", "https")
 	}
-	path := ev.Path
-	var version struct {
-		Version string `json:"version"`
-	}
-	if json.Unmarshal(payload, &version) == nil && version.Version == "1.0" {
-		// An HTTP API's 1.0 event: its path has the stage, as 2.0's has.
-		path = withoutStage(path, ev.RequestContext.Stage)
+	// requestContext.path is the path as the client sent it (a REST API's
+	// event.path leaves out the stage or base path): a signature covers it.
+	path := ev.RequestContext.Path
+	if path == "" {
+		path = ev.Path
 	}
 	// API Gateway decodes the query parameters; encode them again.
 	q := url.Values{}
@@ -123,20 +120,6 @@ func decodeALB(ctx context.Context, payload []byte) (*http.Request, func(*respon
 		return r, respondALBMulti, nil
 	}
 	return r, respondALB, nil
-}
-
-// withoutStage drops an HTTP API stage other than $default from the front
-// of path, where HTTP APIs put it, so that behind a REST API (whose path
-// comes without its stage) or an HTTP API a queue URL's path is
-// /<account>/<name>.
-func withoutStage(path, stage string) string {
-	if stage == "" || stage == "$default" {
-		return path
-	}
-	if rest, ok := strings.CutPrefix(path, "/"+stage); ok && (rest == "" || rest[0] == '/') {
-		return rest
-	}
-	return path
 }
 
 // remoteAddr is the client's address in a server's form, host:port; the

@@ -64,17 +64,24 @@ func main() {
 	}))
 }
 
-// configFromEnv reads the variables `sluice serve` reads (app.FromEnv), logging
-// as JSON lines unless SLUICE_LOG_FORMAT says otherwise: CloudWatch Logs
-// can filter on their fields.
+// configFromEnv reads the variables `sluice serve` reads (app.FromEnv),
+// with a function's defaults where they differ: SLUICE_TRUST_FORWARDED is
+// true unless set (nothing reaches the function but through its front
+// end, whose X-Forwarded-Proto names the client's scheme: without it queue
+// URLs would say http:// to https clients), and logs are JSON lines unless
+// SLUICE_LOG_FORMAT says otherwise (CloudWatch Logs can filter on their
+// fields).
 func configFromEnv(lookup func(string) (string, bool)) (app.Config, error) {
 	if v, _ := lookup("SLUICE_STORE"); strings.TrimSpace(v) == "" {
 		return app.Config{}, errors.New("SLUICE_STORE is not set: use postgres://... (or mem:// for tests)")
 	}
 	cfg, err := app.FromEnv(func(name string) (string, bool) {
 		v, ok := lookup(name)
-		if name == "SLUICE_LOG_FORMAT" && v == "" {
+		switch {
+		case name == "SLUICE_LOG_FORMAT" && v == "":
 			return "json", true
+		case name == "SLUICE_TRUST_FORWARDED" && v == "":
+			return "true", true
 		}
 		return v, ok
 	}, os.Stderr)

@@ -73,7 +73,7 @@ func TestEnvironmentsWakeEachOther(t *testing.T) {
 	for range 2 {
 		fn, err := bridge.StartFunction(context.Background(), bridge.FunctionOptions{
 			RIE: rie, Bootstrap: bootstrap, Log: log, Timeout: 30 * time.Second,
-			Env: []string{"SLUICE_STORE=" + dsn, "SLUICE_LOG_LEVEL=warn"},
+			Env: []string{"SLUICE_STORE=" + dsn, "SLUICE_LOG_LEVEL=warn", keys},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -86,9 +86,9 @@ func TestEnvironmentsWakeEachOther(t *testing.T) {
 			t.Logf("function output:\n%s", log.String())
 		}
 	})
-	srv := httptest.NewServer(&bridge.Bridge{FrontEnd: bridge.FunctionURL, Function: bridge.NewPool(fns...)})
+	srv := httptest.NewTLSServer(&bridge.Bridge{FrontEnd: bridge.FunctionURL, Function: bridge.NewPool(fns...)})
 	defer srv.Close()
-	c := newClient(t, srv.URL)
+	c := newClient(t, "https://"+bridge.FunctionURL.DefaultHost(), frontDoor(srv), "secret")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 

@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -85,20 +88,24 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-// start runs a fresh function (its own memory store) behind fe.
-func start(t *testing.T, fe bridge.FrontEnd) (*bridge.Bridge, *httptest.Server, *logBuffer) {
+// start runs a fresh function (its own memory store) behind fe, with env
+// added to its environment. It returns an HTTP client that reaches the
+// bridge, over TLS, for the front end's public host, as a client of the
+// real front end would (so that it signs that host), and the endpoint to
+// give clients.
+func start(t *testing.T, fe bridge.FrontEnd, env ...string) (*bridge.Bridge, *http.Client, string, *logBuffer) {
 	t.Helper()
 	rie, bootstrap := binaries(t)
 	log := &logBuffer{}
 	fn, err := bridge.StartFunction(context.Background(), bridge.FunctionOptions{
 		RIE: rie, Bootstrap: bootstrap, Log: log, Timeout: 30 * time.Second,
-		Env: []string{"SLUICE_STORE=mem://", "SLUICE_LOG_LEVEL=info"},
+		Env: append([]string{"SLUICE_STORE=mem://", "SLUICE_LOG_LEVEL=info"}, env...),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := &bridge.Bridge{FrontEnd: fe, Function: fn}
-	srv := httptest.NewServer(b)
+	srv := httptest.NewTLSServer(b)
 	t.Cleanup(func() {
 		srv.Close()
 		if err := fn.Close(); err != nil {
@@ -108,10 +115,28 @@ func start(t *testing.T, fe bridge.FrontEnd) (*bridge.Bridge, *httptest.Server, 
 			t.Logf("function output:\n%s", log.String())
 		}
 	})
-	return b, srv, log
+	return b, frontDoor(srv), fe.Endpoint(bridge.Public{Host: fe.DefaultHost(), Proto: "https"}), log
 }
 
-func newClient(t *testing.T, endpoint string) *sqs.Client {
+// frontDoor is a client that reaches srv whatever host it addresses.
+func frontDoor(srv *httptest.Server) *http.Client {
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	addr := srv.Listener.Addr().String()
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+		// httptest's certificate names example.com.
+		TLSClientConfig: &tls.Config{RootCAs: pool, ServerName: "example.com"},
+	}}
+}
+
+// keys are the access keys the functions check signatures with.
+const keys = "SLUICE_ACCESS_KEYS=AKIDEXAMPLE:secret"
+
+func newClient(t *testing.T, endpoint string, hc *http.Client, secret string) *sqs.Client {
 	t.Helper()
 	for _, v := range []string{"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_CA_BUNDLE", "AWS_USE_FIPS_ENDPOINT",
 		"AWS_USE_DUALSTACK_ENDPOINT", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_SQS", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"} {
@@ -119,10 +144,11 @@ func newClient(t *testing.T, endpoint string) *sqs.Client {
 	}
 	cfg, err := config.LoadDefaultConfig(context.Background(),
 		config.WithRegion("us-east-1"),
-		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", "secret", "")),
+		config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("AKIDEXAMPLE", secret, "")),
 		config.WithSharedConfigFiles([]string{}),
 		config.WithSharedCredentialsFiles([]string{}),
 		config.WithRetryMaxAttempts(1),
+		config.WithHTTPClient(hc),
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -130,14 +156,15 @@ func newClient(t *testing.T, endpoint string) *sqs.Client {
 	return sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(endpoint) })
 }
 
-// TestFrontEnds runs the SDK's traffic through every front end: queue URLs
-// name the public endpoint, Standard and FIFO lifecycles, batches, an SQS
-// error and a body past 256 KiB.
+// TestFrontEnds runs the SDK's signed traffic through every front end:
+// signatures verify (the event kept what they cover), queue URLs name the
+// public endpoint, Standard and FIFO lifecycles, batches, an SQS error and
+// a body past 256 KiB, a long poll.
 func TestFrontEnds(t *testing.T) {
 	for _, fe := range bridge.FrontEnds {
 		t.Run(string(fe), func(t *testing.T) {
-			b, srv, log := start(t, fe)
-			c := newClient(t, srv.URL)
+			b, hc, endpoint, log := start(t, fe, keys)
+			c := newClient(t, endpoint, hc, "secret")
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			public := "https://" + fe.DefaultHost() + "/000000000000/"
@@ -219,6 +246,12 @@ func TestFrontEnds(t *testing.T) {
 				t.Errorf("error message: %v", err)
 			}
 
+			// A wrong secret is refused, through the event as SQS words it.
+			_, err = newClient(t, endpoint, hc, "wrong").GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("jobs")})
+			if !errors.As(err, &re) || re.HTTPStatusCode() != 403 || !strings.Contains(err.Error(), "SignatureDoesNotMatch") {
+				t.Fatalf("a wrong secret: %v", err)
+			}
+
 			// A body past 256 KiB, both ways.
 			before := b.Base64Events.Load()
 			big := strings.Repeat("0123456789abcdef", 300<<10/16)
@@ -253,22 +286,23 @@ func TestFrontEnds(t *testing.T) {
 }
 
 // TestQueryProtocol sends the Query protocol (form POSTs and GETs with the
-// parameters in the URL, unsigned) through the front ends whose query
-// strings differ: REST decodes them, ALB passes them on encoded.
+// parameters in the URL, unsigned: the function checks no signatures)
+// through the front ends whose query strings differ: REST decodes them,
+// ALB passes them on encoded.
 func TestQueryProtocol(t *testing.T) {
 	for _, fe := range []bridge.FrontEnd{bridge.FunctionURL, bridge.REST, bridge.ALB, bridge.ALBMulti} {
 		t.Run(string(fe), func(t *testing.T) {
-			_, srv, _ := start(t, fe)
+			_, hc, endpoint, _ := start(t, fe, "SLUICE_AUTH=none")
 			do := func(method, path string, form url.Values) string {
 				t.Helper()
 				var req *http.Request
 				if method == http.MethodPost {
-					req, _ = http.NewRequest(method, srv.URL+path, strings.NewReader(form.Encode()))
+					req, _ = http.NewRequest(method, endpoint+path, strings.NewReader(form.Encode()))
 					req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 				} else {
-					req, _ = http.NewRequest(method, srv.URL+path+"?"+form.Encode(), nil)
+					req, _ = http.NewRequest(method, endpoint+path+"?"+form.Encode(), nil)
 				}
-				resp, err := http.DefaultClient.Do(req)
+				resp, err := hc.Do(req)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -295,7 +329,13 @@ func TestQueryProtocol(t *testing.T) {
 			}
 			// In the URL: characters that must arrive decoded once.
 			msg := "a b&c=d%e/f+g"
-			do(http.MethodGet, "/000000000000/q", v("Action", "SendMessage", "MessageBody", msg))
+			if fe == bridge.REST {
+				// Behind the stage the queue path is /prod/000000000000/q,
+				// which names no queue: name it in the parameters.
+				do(http.MethodGet, "/", v("Action", "SendMessage", "QueueUrl", queueURL, "MessageBody", msg))
+			} else {
+				do(http.MethodGet, "/000000000000/q", v("Action", "SendMessage", "MessageBody", msg))
+			}
 			do(http.MethodPost, "/", v("Action", "SendMessage", "QueueUrl", queueURL, "MessageBody", "second"))
 			body := do(http.MethodGet, "/", v("Action", "ReceiveMessage", "QueueUrl", queueURL, "MaxNumberOfMessages", "10"))
 			for _, want := range []string{"<Body>a b&amp;c=d%e/f+g</Body>", "<Body>second</Body>"} {
@@ -310,7 +350,7 @@ func TestQueryProtocol(t *testing.T) {
 // TestOtherEvents: a scheduled event runs the housekeeping and answers
 // {}; an event of no front end is a function error.
 func TestOtherEvents(t *testing.T) {
-	b, _, _ := start(t, bridge.FunctionURL)
+	b, _, _, _ := start(t, bridge.FunctionURL, "SLUICE_AUTH=none")
 	fn := b.Function.(*bridge.Function)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -8,9 +8,10 @@
 //
 // The events are built as those front ends build them: 2.0 events with
 // lowercased headers, repeated ones joined with commas, cookies apart,
-// rawPath and rawQueryString; REST events with the decoded path without
+// rawPath and rawQueryString; REST events (of the default endpoint, whose
+// path starts with the stage, RESTStage) with the decoded path without
 // the stage, decoded parameters in single- and multi-value maps and the
-// stage in requestContext.path; ALB events with the parameters left
+// client's path, stage included, in requestContext.path; ALB events with the parameters left
 // percent-encoded, in multi-value maps when that mode is on. Each carries
 // the public host (Host header and requestContext.domainName) and
 // X-Forwarded-Proto, so that the function sees the request as AWS would
@@ -28,6 +29,7 @@
 package bridge
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -203,7 +205,18 @@ func (f FrontEnd) v2(req Request, pub Public, h http.Header, path string, query 
 	}
 }
 
-const restStage = "prod"
+// RESTStage is the REST API's stage: its endpoint is
+// https://<DefaultHost>/prod.
+const RESTStage = "prod"
+
+// Endpoint is the URL clients are given for f's public host.
+func (f FrontEnd) Endpoint(pub Public) string {
+	u := pub.Proto + "://" + pub.Host
+	if f == REST || f == RESTBinary {
+		u += "/" + RESTStage
+	}
+	return u
+}
 
 func (f FrontEnd) v1(req Request, pub Public, h http.Header, path string, query url.Values, body string, b64 bool, id string, now time.Time) events.APIGatewayProxyRequest {
 	single := map[string]string{"Host": pub.Host}
@@ -222,15 +235,21 @@ func (f FrontEnd) v1(req Request, pub Public, h http.Header, path string, query 
 		}
 	}
 	hostID, _, _ := strings.Cut(pub.Host, ".")
+	// The default endpoint's path starts with the stage, which event.path
+	// leaves out and requestContext.path keeps.
+	resource := path
+	if rest, ok := strings.CutPrefix(path, "/"+RESTStage); ok && (rest == "" || rest[0] == '/') {
+		resource = cmp.Or(rest, "/")
+	}
 	return events.APIGatewayProxyRequest{
-		Resource: "/{proxy+}", Path: path, HTTPMethod: req.Method,
+		Resource: "/{proxy+}", Path: resource, HTTPMethod: req.Method,
 		Headers: single, MultiValueHeaders: multi,
 		QueryStringParameters: qs, MultiValueQueryStringParameters: mqs,
-		PathParameters: map[string]string{"proxy": strings.TrimPrefix(path, "/")},
+		PathParameters: map[string]string{"proxy": strings.TrimPrefix(resource, "/")},
 		RequestContext: events.APIGatewayProxyRequestContext{
-			AccountID: "123456789012", ResourceID: "abc123", Stage: restStage, RequestID: id,
+			AccountID: "123456789012", ResourceID: "abc123", Stage: RESTStage, RequestID: id,
 			Identity:     events.APIGatewayRequestIdentity{SourceIP: req.SourceIP, UserAgent: h.Get("User-Agent")},
-			ResourcePath: "/{proxy+}", Path: "/" + restStage + path, HTTPMethod: req.Method,
+			ResourcePath: "/{proxy+}", Path: path, HTTPMethod: req.Method,
 			APIID: hostID, DomainName: pub.Host, DomainPrefix: hostID, Protocol: "HTTP/1.1",
 			RequestTime: now.UTC().Format("02/Jan/2006:15:04:05 -0700"), RequestTimeEpoch: now.UnixMilli(),
 		},
