@@ -19,17 +19,17 @@
 // An EventBridge scheduled event ("source": "aws.events") runs
 // Options.Scheduled instead.
 //
-// What the adapter keeps of the request: the path and query as the client
-// sent them, which its signature covers (2.0's rawPath and rawQueryString;
-// a REST API's requestContext.path, stage included; ALB's path and
-// parameters, which the load
-// balancer passes on percent-encoded; REST's decoded parameters encoded
-// again), every header value, cookies (2.0 carries them apart), the body
-// (decoded when isBase64Encoded), and the host the client addressed (the
-// Host header, else requestContext.domainName) with X-Forwarded-Proto, so
-// that the queue URLs the service returns are the public endpoint's.
-// API Gateway and function URLs are HTTPS only: when their event has no
-// X-Forwarded-Proto the adapter says https.
+// What the adapter keeps of the request is what a Signature V4 covers and
+// what queue URLs are made of: the path and query as the client sent them
+// (2.0's rawPath and rawQueryString; a REST API's requestContext.path,
+// stage included, and its decoded parameters encoded again; an ALB's path
+// and parameters, which the load balancer passes on still
+// percent-encoded), every header value, cookies (2.0 carries them apart),
+// the body (decoded when isBase64Encoded), and the host the client
+// addressed (the Host header, else requestContext.domainName) with
+// X-Forwarded-Proto, so that the queue URLs the service returns are the
+// public endpoint's. API Gateway and function URLs are HTTPS only: when
+// their event has no X-Forwarded-Proto the adapter says https.
 //
 // The response is buffered, not streamed: the handler writes into memory
 // and the whole body goes back in the response event, as text when it is
