@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,13 +26,23 @@ import (
 )
 
 // embeddedLedger records what the server acknowledged: sends (body →
-// MessageId) and deletes (MessageId); and the deletes asked for, which may
-// have been done though the answer never came (the kill).
+// MessageId) and deletes (MessageId); the deletes asked for, which may
+// have been done though the answer never came (the kill); and the messages
+// received and kept (not deleted), with when the last receive that
+// returned them began: they must come back, and not before their
+// visibility timeout from then.
 type embeddedLedger struct {
 	mu       sync.Mutex
 	sent     map[string]string
 	deleted  map[string]bool
 	deleting map[string]bool
+	kept     map[string]time.Time
+}
+
+func (l *embeddedLedger) keep(id string, at time.Time) {
+	l.mu.Lock()
+	l.kept[id] = at
+	l.mu.Unlock()
 }
 
 func (l *embeddedLedger) send(body, id string) {
@@ -54,9 +66,12 @@ func (l *embeddedLedger) del(id string) {
 // TestEmbeddedKillUnderLoad runs `sluice serve` on the embedded store under
 // an unthrottled load (senders, single and batched, and receivers that
 // delete what they get, on a Standard and a FIFO queue, as fast as they
-// can), kills it with SIGKILL, restarts it on the same directory and
-// requires every acknowledged send that was not deleted, and none whose
-// delete was acknowledged.
+// can, but keep every fourth batch without deleting it), kills it with
+// SIGKILL, restarts it on the same directory and requires every
+// acknowledged send that was not deleted, each under the MessageId its
+// send was acknowledged with; none whose delete was acknowledged; and the
+// kept messages back only after their visibility timeout (2 s) from the
+// receive that returned them.
 func TestEmbeddedKillUnderLoad(t *testing.T) {
 	if sluiceBin == "" {
 		t.Fatal("the sluice binary was not built (TestMain)")
@@ -81,7 +96,8 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 		urls[q] = aws.ToString(out.QueueUrl)
 	}
 
-	l := &embeddedLedger{sent: map[string]string{}, deleted: map[string]bool{}, deleting: map[string]bool{}}
+	const visibility = 2 * time.Second // the queues' VisibilityTimeout
+	l := &embeddedLedger{sent: map[string]string{}, deleted: map[string]bool{}, deleting: map[string]bool{}, kept: map[string]time.Time{}}
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var sends, receives atomic.Int64
@@ -128,12 +144,21 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() {
 			q := []string{"events", "orders.fifo"}[w%2]
-			for loadCtx.Err() == nil {
+			for n := 0; loadCtx.Err() == nil; {
+				// The server claims the messages after this: they cannot
+				// be visible again before began+visibility.
+				began := time.Now()
 				out, err := cl.ReceiveMessage(loadCtx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(urls[q]), MaxNumberOfMessages: 10})
 				if err != nil || len(out.Messages) == 0 {
 					continue
 				}
 				receives.Add(int64(len(out.Messages)))
+				if n++; n%4 == 0 {
+					for _, m := range out.Messages {
+						l.keep(aws.ToString(m.MessageId), began)
+					}
+					continue
+				}
 				var es []types.DeleteMessageBatchRequestEntry
 				for i, m := range out.Messages {
 					es = append(es, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle})
@@ -166,15 +191,19 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 	// body → id: acknowledged and never asked to be deleted. (A delete
 	// asked for but not acknowledged may have been done.)
 	want := map[string]string{}
+	kept := map[string]time.Time{} // id → earliest it may come back
 	for body, id := range l.sent {
 		if !l.deleting[id] {
 			want[body] = id
+			if at, ok := l.kept[id]; ok {
+				kept[id] = at.Add(visibility)
+			}
 		}
 	}
 	deleted := len(l.deleted)
 	l.mu.Unlock()
-	t.Logf("killed after %d acknowledged sends, %d received, %d acknowledged deletes; %d must survive", sends.Load(), receives.Load(), deleted, len(want))
-	if sends.Load() < 500 || deleted < 100 {
+	t.Logf("killed after %d acknowledged sends, %d received, %d acknowledged deletes; %d must survive, %d of them received and kept", sends.Load(), receives.Load(), deleted, len(want), len(kept))
+	if sends.Load() < 500 || deleted < 100 || len(kept) == 0 {
 		t.Fatalf("too little load before the kill to tell anything")
 	}
 
@@ -182,7 +211,11 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 	// that FIFO groups move on).
 	in2 := startInstance(t, "sluice-embedded-restarted", dir)
 	cl2 := newClient(in2.url, hc)
-	got := map[string]string{}
+	// body → the MessageIds received with it (a send whose answer was
+	// cut by the kill may have stored a copy that nobody acknowledged) and
+	// id → when it was first received.
+	got := map[string]map[string]bool{}
+	gotAt := map[string]time.Time{}
 	until := time.Now().Add(20 * time.Second)
 	for missing := len(want); missing > 0 && time.Now().Before(until); {
 		empty := true
@@ -192,8 +225,16 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 				t.Fatalf("receive after the restart: %v", err)
 			}
 			var es []types.DeleteMessageBatchRequestEntry
+			at := time.Now()
 			for i, m := range out.Messages {
-				got[aws.ToString(m.Body)] = aws.ToString(m.MessageId)
+				body, id := aws.ToString(m.Body), aws.ToString(m.MessageId)
+				if got[body] == nil {
+					got[body] = map[string]bool{}
+				}
+				got[body][id] = true
+				if _, ok := gotAt[id]; !ok {
+					gotAt[id] = at
+				}
 				es = append(es, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle})
 				empty = false
 			}
@@ -213,29 +254,43 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 			time.Sleep(100 * time.Millisecond) // what was in flight at the kill comes back after 2s
 		}
 	}
-	lost := 0
+	lost, extra := 0, 0
 	for body, id := range want {
-		gid, ok := got[body]
+		ids := got[body]
 		switch {
-		case !ok:
+		case len(ids) == 0:
 			if lost++; lost <= 5 {
 				t.Errorf("acknowledged send %s (%s) lost", body, id)
 			}
-		case gid != id:
-			t.Errorf("message %s: id %s after the restart, acknowledged %s", body, gid, id)
+		case !ids[id]:
+			t.Errorf("message %s: ids %v after the restart, acknowledged %s", body, slices.Collect(maps.Keys(ids)), id)
 		}
 	}
 	if lost > 0 {
 		t.Fatalf("%d of %d acknowledged messages lost", lost, len(want))
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for body, id := range got {
-		if l.deleted[id] {
-			t.Errorf("message %s (%s) is back after its delete was acknowledged", body, id)
+	early := 0
+	for id, notBefore := range kept {
+		if at := gotAt[id]; at.Before(notBefore) {
+			if early++; early <= 5 {
+				t.Errorf("kept message %s back %s before its visibility timeout ended", id, notBefore.Sub(at).Round(time.Millisecond))
+			}
 		}
 	}
-	t.Logf("after the restart: all %d acknowledged messages there (%d received in all)", len(want), len(got))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for body, ids := range got {
+		for id := range ids {
+			if l.deleted[id] {
+				t.Errorf("message %s (%s) is back after its delete was acknowledged", body, id)
+			}
+			if l.sent[body] != id {
+				extra++
+			}
+		}
+	}
+	t.Logf("after the restart: all %d acknowledged messages there, %d of the %d kept ones back before their visibility timeout ended (%d received in all, %d copies nobody acknowledged)",
+		len(want), early, len(kept), len(gotAt), extra)
 }
 
 // tmpfs mounts a tmpfs of size bytes on a new directory and unmounts it at
@@ -411,4 +466,10 @@ func (l *loseReceive) RoundTrip(r *http.Request) (*http.Response, error) {
 	res.Body = io.NopCloser(iotest.ErrReader(&net.OpError{Op: "read", Net: "tcp", Err: net.ErrClosed}))
 	l.lost.Store(true)
 	return res, nil
+}
+
+func (l *loseReceive) CloseIdleConnections() {
+	if c, ok := l.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 }
