@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -317,8 +318,8 @@ func tmpfs(t *testing.T, size int) string {
 // disk and fills it: sends then fail with ServiceUnavailable (HTTP 503)
 // after the SDK's retries and store nothing, everything else serves
 // (ListQueues, receives, deletes, and the redelivery of messages whose
-// receive answer was lost), and within 3 s of the disk having room again
-// the same process takes sends by itself.
+// receive answer was lost), /readyz answers 503; within 3 s of the disk
+// having room again the same process takes sends by itself, and is ready.
 func TestEmbeddedDiskFull(t *testing.T) {
 	if sluiceBin == "" {
 		t.Fatal("the sluice binary was not built (TestMain)")
@@ -379,6 +380,9 @@ func TestEmbeddedDiskFull(t *testing.T) {
 	}
 	t.Logf("send on the full disk, after %d: %v (%d answers with HTTP 503)", sent, sendErr, lose.unavailable.Load())
 
+	if code, body := readyz(t, in.url); code != http.StatusServiceUnavailable {
+		t.Errorf("GET /readyz on a full disk: %d %q, want 503", code, body)
+	}
 	if _, err := cl.ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
 		t.Fatalf("ListQueues on a full disk: %v", err)
 	}
@@ -454,6 +458,21 @@ func TestEmbeddedDiskFull(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("the same process takes sends again %s after the disk got room", time.Since(roomAt).Round(10*time.Millisecond))
+	if code, body := readyz(t, in.url); code != http.StatusOK {
+		t.Errorf("GET /readyz once the disk has room: %d %q, want 200", code, body)
+	}
+}
+
+// readyz is GET /readyz: its status code and body.
+func readyz(t *testing.T, base string) (int, string) {
+	t.Helper()
+	res, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatalf("GET /readyz: %v", err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, strings.TrimSpace(string(b))
 }
 
 // loseReceive counts the answers with HTTP 503 and, once armed, loses the
@@ -486,5 +505,40 @@ func (l *loseReceive) RoundTrip(r *http.Request) (*http.Response, error) {
 func (l *loseReceive) CloseIdleConnections() {
 	if c, ok := l.rt.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
+	}
+}
+
+// TestEmbeddedSecondProcessRefused starts `sluice serve` on an embedded
+// data directory and a second `sluice serve` on the same directory: the
+// second must exit with an error saying the directory is in use, within a
+// few seconds, and the first must go on serving.
+func TestEmbeddedSecondProcessRefused(t *testing.T) {
+	if sluiceBin == "" {
+		t.Fatal("the sluice binary was not built (TestMain)")
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	in := startInstance(t, "sluice-embedded", dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	second := exec.CommandContext(ctx, sluiceBin, "serve", "--addr", "127.0.0.1:0", "--store", dir)
+	out, err := second.CombinedOutput()
+	took := time.Since(start)
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("the second process on %s still ran after 20s; output:\n%s", dir, out)
+	case !errors.As(err, &ee):
+		t.Fatalf("the second process on %s: %v, want an exit with an error; output:\n%s", dir, err, out)
+	case !strings.Contains(string(out), "in use by another process"):
+		t.Errorf("the second process exited (%v) without saying the directory is in use; output:\n%s", err, out)
+	case took > 5*time.Second:
+		t.Errorf("the second process took %s to give up", took.Round(time.Millisecond))
+	}
+	t.Logf("the second process exited after %s: %v", took.Round(time.Millisecond), err)
+	hc := newHTTPClient()
+	defer hc.CloseIdleConnections()
+	if _, err := newClient(in.url, hc).ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
+		t.Errorf("the first process after the second gave up: %v", err)
 	}
 }

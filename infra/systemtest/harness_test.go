@@ -188,11 +188,12 @@ type storeKind struct {
 	newStore func(t *testing.T) string
 	// crossWake tells whether `sluice serve` on this store has, by
 	// default, a wake-up transport between instances (PostgreSQL:
-	// LISTEN/NOTIFY on the store's database). Without one a long poll
-	// learns of a send through another instance only from its periodic
-	// check of the store (service.repairInterval, 2 s): the wake-up probes
-	// then check that every long poll is answered with its message within
-	// its wait, not how fast.
+	// LISTEN/NOTIFY on the store's database; Firestore: snapshot
+	// listeners). Without one a long poll learns of a send through
+	// another instance only from its periodic check of the store
+	// (service.repairInterval, 2 s): the wake-up probes then check that
+	// every long poll is answered with its message within its wait, not
+	// how fast.
 	crossWake bool
 	// moderate: the store is slow under contention (the Firestore
 	// emulator locks pessimistically and breaks deadlocks only by a lock
