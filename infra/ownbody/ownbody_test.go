@@ -140,15 +140,16 @@ func TestReceiveSurvivesALateWriteLoop(t *testing.T) {
 // TestCloseIdleConnections: http.Client.CloseIdleConnections reaches the
 // pool under Transport (the system tests close their pools at the end).
 func TestCloseIdleConnections(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer srv.Close()
 	var conns atomic.Int64
-	tr := &http.Transport{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateClosed {
 			conns.Add(1)
 		}
 	}
+	srv.Start()
+	defer srv.Close()
+	tr := &http.Transport{}
 	hc := &http.Client{Transport: Transport{Next: tr}}
 	res, err := hc.Post(srv.URL, "text/plain", strings.NewReader("x"))
 	if err != nil {
