@@ -19,7 +19,6 @@
 package bench
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -40,6 +39,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sluicehq/sluice/infra/ownbody"
 )
 
 // Config is one run.
@@ -156,17 +157,14 @@ func (c *Config) normalize() error {
 // NewClient returns an SQS client for endpoint with a transport sized for
 // many concurrent requests and without retries (a failed request is an
 // error of the run, not something to hide). Its requests carry bodies of
-// their own (ownBodies).
+// their own (ownbody.Transport), or the SDK's closed body can cost a
+// response the server sent.
 func NewClient(endpoint string, hc *http.Client) *sqs.Client {
 	if hc == nil {
 		hc = &http.Client{Transport: newTransport((&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext)}
 	}
 	own := *hc
-	next := hc.Transport
-	if next == nil {
-		next = http.DefaultTransport
-	}
-	own.Transport = ownBodies{next: next}
+	own.Transport = ownbody.Transport{Next: hc.Transport}
 	hc = &own
 	return sqs.New(sqs.Options{
 		Region:       "us-east-1",
@@ -186,33 +184,6 @@ func newTransport(dial func(ctx context.Context, network, addr string) (net.Conn
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-}
-
-// ownBodies hands the transport a copy of each request body. The SDK
-// (smithy-go) closes its body as soon as the response headers are back, and
-// its closed body answers WriteTo with io.EOF; a transport whose write loop
-// has not yet finished with the body (it drains it after sending it) takes
-// that io.EOF for a write error and closes the connection while the
-// response body is still being read: "use of closed network connection"
-// after a 200, and for a ReceiveMessage, messages lost until their
-// visibility timeout. Under load on one core this happened about once in
-// 40,000 requests. A body of the transport's own is never closed under it.
-type ownBodies struct{ next http.RoundTripper }
-
-func (o ownBodies) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body == nil || req.Body == http.NoBody {
-		return o.next.RoundTrip(req)
-	}
-	b, err := io.ReadAll(req.Body)
-	req.Body.Close()
-	if err != nil {
-		return nil, err
-	}
-	r := req.Clone(req.Context())
-	r.Body = io.NopCloser(bytes.NewReader(b))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	r.ContentLength = int64(len(b))
-	return o.next.RoundTrip(r)
 }
 
 // Result is what a run measured and checked. Throughput and latencies

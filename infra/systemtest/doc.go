@@ -2,10 +2,15 @@
 // processes over a real PostgreSQL, or the Firestore emulator, driven over
 // HTTP by the AWS SDK for Go v2. They check what only a deployment shows: several stateless instances
 // acting as one queue service, an instance killed mid-load, a database
-// restart under load, and bad requests leaving no partial state. Two tests
-// run `sluice serve` on the embedded store instead: killed with SIGKILL
-// under load, and on a disk that fills up (that one mounts a tmpfs: it
-// needs root, and skips without it unless CI=true).
+// restart under load, and bad requests leaving no partial state. Three
+// tests run `sluice serve` on the embedded store instead: killed with
+// SIGKILL under load, on a disk that fills up (that one mounts a tmpfs: it
+// needs root, and skips without it unless CI=true), and a second process
+// refused on a data directory in use.
+//
+// The SDK clients send bodies of their own (infra/ownbody), so that no
+// answer the server sent is lost to the client and retried: the ledgers
+// judge the server by what it answered.
 //
 // The multi-instance tests (TestThreeInstancesActAsOne,
 // TestKillServingInstance) run once per shared store, as subtests

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,13 +27,23 @@ import (
 )
 
 // embeddedLedger records what the server acknowledged: sends (body →
-// MessageId) and deletes (MessageId); and the deletes asked for, which may
-// have been done though the answer never came (the kill).
+// MessageId) and deletes (MessageId); the deletes asked for, which may
+// have been done though the answer never came (the kill); and the messages
+// received and kept (not deleted), with when the last receive that
+// returned them began: they must come back, and not before their
+// visibility timeout from then.
 type embeddedLedger struct {
 	mu       sync.Mutex
 	sent     map[string]string
 	deleted  map[string]bool
 	deleting map[string]bool
+	kept     map[string]time.Time
+}
+
+func (l *embeddedLedger) keep(id string, at time.Time) {
+	l.mu.Lock()
+	l.kept[id] = at
+	l.mu.Unlock()
 }
 
 func (l *embeddedLedger) send(body, id string) {
@@ -54,9 +67,12 @@ func (l *embeddedLedger) del(id string) {
 // TestEmbeddedKillUnderLoad runs `sluice serve` on the embedded store under
 // an unthrottled load (senders, single and batched, and receivers that
 // delete what they get, on a Standard and a FIFO queue, as fast as they
-// can), kills it with SIGKILL, restarts it on the same directory and
-// requires every acknowledged send that was not deleted, and none whose
-// delete was acknowledged.
+// can, but keep every fourth batch without deleting it), kills it with
+// SIGKILL, restarts it on the same directory and requires every
+// acknowledged send that was not deleted, each under the MessageId its
+// send was acknowledged with; none whose delete was acknowledged; and the
+// kept messages back only after their visibility timeout (2 s) from the
+// receive that returned them.
 func TestEmbeddedKillUnderLoad(t *testing.T) {
 	if sluiceBin == "" {
 		t.Fatal("the sluice binary was not built (TestMain)")
@@ -81,7 +97,8 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 		urls[q] = aws.ToString(out.QueueUrl)
 	}
 
-	l := &embeddedLedger{sent: map[string]string{}, deleted: map[string]bool{}, deleting: map[string]bool{}}
+	const visibility = 2 * time.Second // the queues' VisibilityTimeout
+	l := &embeddedLedger{sent: map[string]string{}, deleted: map[string]bool{}, deleting: map[string]bool{}, kept: map[string]time.Time{}}
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var sends, receives atomic.Int64
@@ -128,12 +145,21 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 	for w := range 4 {
 		wg.Go(func() {
 			q := []string{"events", "orders.fifo"}[w%2]
-			for loadCtx.Err() == nil {
+			for n := 0; loadCtx.Err() == nil; {
+				// The server claims the messages after this: they cannot
+				// be visible again before began+visibility.
+				began := time.Now()
 				out, err := cl.ReceiveMessage(loadCtx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(urls[q]), MaxNumberOfMessages: 10})
 				if err != nil || len(out.Messages) == 0 {
 					continue
 				}
 				receives.Add(int64(len(out.Messages)))
+				if n++; n%4 == 0 {
+					for _, m := range out.Messages {
+						l.keep(aws.ToString(m.MessageId), began)
+					}
+					continue
+				}
 				var es []types.DeleteMessageBatchRequestEntry
 				for i, m := range out.Messages {
 					es = append(es, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle})
@@ -166,15 +192,19 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 	// body → id: acknowledged and never asked to be deleted. (A delete
 	// asked for but not acknowledged may have been done.)
 	want := map[string]string{}
+	kept := map[string]time.Time{} // id → earliest it may come back
 	for body, id := range l.sent {
 		if !l.deleting[id] {
 			want[body] = id
+			if at, ok := l.kept[id]; ok {
+				kept[id] = at.Add(visibility)
+			}
 		}
 	}
 	deleted := len(l.deleted)
 	l.mu.Unlock()
-	t.Logf("killed after %d acknowledged sends, %d received, %d acknowledged deletes; %d must survive", sends.Load(), receives.Load(), deleted, len(want))
-	if sends.Load() < 500 || deleted < 100 {
+	t.Logf("killed after %d acknowledged sends, %d received, %d acknowledged deletes; %d must survive, %d of them received and kept", sends.Load(), receives.Load(), deleted, len(want), len(kept))
+	if sends.Load() < 500 || deleted < 100 || len(kept) == 0 {
 		t.Fatalf("too little load before the kill to tell anything")
 	}
 
@@ -182,7 +212,11 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 	// that FIFO groups move on).
 	in2 := startInstance(t, "sluice-embedded-restarted", dir)
 	cl2 := newClient(in2.url, hc)
-	got := map[string]string{}
+	// body → the MessageIds received with it (a send whose answer was
+	// cut by the kill may have stored a copy that nobody acknowledged) and
+	// id → when it was first received.
+	got := map[string]map[string]bool{}
+	gotAt := map[string]time.Time{}
 	until := time.Now().Add(20 * time.Second)
 	for missing := len(want); missing > 0 && time.Now().Before(until); {
 		empty := true
@@ -192,8 +226,16 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 				t.Fatalf("receive after the restart: %v", err)
 			}
 			var es []types.DeleteMessageBatchRequestEntry
+			at := time.Now()
 			for i, m := range out.Messages {
-				got[aws.ToString(m.Body)] = aws.ToString(m.MessageId)
+				body, id := aws.ToString(m.Body), aws.ToString(m.MessageId)
+				if got[body] == nil {
+					got[body] = map[string]bool{}
+				}
+				got[body][id] = true
+				if _, ok := gotAt[id]; !ok {
+					gotAt[id] = at
+				}
 				es = append(es, types.DeleteMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: m.ReceiptHandle})
 				empty = false
 			}
@@ -213,29 +255,43 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 			time.Sleep(100 * time.Millisecond) // what was in flight at the kill comes back after 2s
 		}
 	}
-	lost := 0
+	lost, extra := 0, 0
 	for body, id := range want {
-		gid, ok := got[body]
+		ids := got[body]
 		switch {
-		case !ok:
+		case len(ids) == 0:
 			if lost++; lost <= 5 {
 				t.Errorf("acknowledged send %s (%s) lost", body, id)
 			}
-		case gid != id:
-			t.Errorf("message %s: id %s after the restart, acknowledged %s", body, gid, id)
+		case !ids[id]:
+			t.Errorf("message %s: ids %v after the restart, acknowledged %s", body, slices.Collect(maps.Keys(ids)), id)
 		}
 	}
 	if lost > 0 {
 		t.Fatalf("%d of %d acknowledged messages lost", lost, len(want))
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for body, id := range got {
-		if l.deleted[id] {
-			t.Errorf("message %s (%s) is back after its delete was acknowledged", body, id)
+	early := 0
+	for id, notBefore := range kept {
+		if at := gotAt[id]; at.Before(notBefore) {
+			if early++; early <= 5 {
+				t.Errorf("kept message %s back %s before its visibility timeout ended", id, notBefore.Sub(at).Round(time.Millisecond))
+			}
 		}
 	}
-	t.Logf("after the restart: all %d acknowledged messages there (%d received in all)", len(want), len(got))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for body, ids := range got {
+		for id := range ids {
+			if l.deleted[id] {
+				t.Errorf("message %s (%s) is back after its delete was acknowledged", body, id)
+			}
+			if l.sent[body] != id {
+				extra++
+			}
+		}
+	}
+	t.Logf("after the restart: all %d acknowledged messages there, %d of the %d kept ones back before their visibility timeout ended (%d received in all, %d copies nobody acknowledged)",
+		len(want), early, len(kept), len(gotAt), extra)
 }
 
 // tmpfs mounts a tmpfs of size bytes on a new directory and unmounts it at
@@ -260,9 +316,10 @@ func tmpfs(t *testing.T, size int) string {
 
 // TestEmbeddedDiskFull runs `sluice serve` on the embedded store on a small
 // disk and fills it: sends then fail with ServiceUnavailable (HTTP 503)
-// after the SDK's retries, everything else serves (ListQueues, receives,
-// deletes, and the redelivery of messages whose receive answer was lost),
-// and once the disk has room again the same process takes sends by itself.
+// after the SDK's retries and store nothing, everything else serves
+// (ListQueues, receives, deletes, and the redelivery of messages whose
+// receive answer was lost), /readyz answers 503; within 3 s of the disk
+// having room again the same process takes sends by itself, and is ready.
 func TestEmbeddedDiskFull(t *testing.T) {
 	if sluiceBin == "" {
 		t.Fatal("the sluice binary was not built (TestMain)")
@@ -318,8 +375,14 @@ func TestEmbeddedDiskFull(t *testing.T) {
 	case apiCode(sendErr) != "ServiceUnavailable" || !errors.As(sendErr, &re) || re.HTTPStatusCode() != 503:
 		t.Errorf("send on a full disk: %v; want ServiceUnavailable, HTTP 503", sendErr) // and go on: what else breaks?
 	}
-	t.Logf("send on the full disk, after %d: %v", sent, sendErr)
+	if n := lose.unavailable.Load(); n < 3 {
+		t.Errorf("%d answers with HTTP 503: the SDK did not retry the refused send (3 attempts)", n)
+	}
+	t.Logf("send on the full disk, after %d: %v (%d answers with HTTP 503)", sent, sendErr, lose.unavailable.Load())
 
+	if code, body := readyz(t, in.url); code != http.StatusServiceUnavailable {
+		t.Errorf("GET /readyz on a full disk: %d %q, want 503", code, body)
+	}
 	if _, err := cl.ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
 		t.Fatalf("ListQueues on a full disk: %v", err)
 	}
@@ -364,45 +427,71 @@ func TestEmbeddedDiskFull(t *testing.T) {
 	if !lose.lost.Load() {
 		t.Fatal("no receive answer was lost: the test did not check redelivery")
 	}
-	// A send whose answer was lost and retried stores its message twice;
-	// the extra copy has a MessageId the ledger does not know.
+	// A refused send stored nothing: every message there was acknowledged.
+	// (The clients' ownbody transport keeps the SDK from losing a send's
+	// answer and storing the retry as a second copy.)
 	extra := 0
 	for id := range got {
 		if !acked[id] {
 			extra++
 		}
 	}
-	t.Logf("received all %d acknowledged messages on a full disk, one answer lost and redelivered (%d unacknowledged copies)", len(acked), extra)
+	if extra > 0 {
+		t.Errorf("%d messages received that no send was acknowledged for", extra)
+	}
+	t.Logf("received all %d acknowledged messages on a full disk, one answer lost and redelivered, nothing else", len(acked))
 
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	until = time.Now().Add(15 * time.Second)
+	// The store looks for room every second (and the SDK's retries of a
+	// 503 bridge part of that): sends resume within a second or two.
+	roomAt := time.Now()
 	for {
 		_, err := cl.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q, MessageBody: aws.String("after")})
 		if err == nil {
 			break
 		}
-		if time.Now().After(until) {
-			t.Fatalf("sends still fail 15s after the disk got room: %v", err)
+		if time.Since(roomAt) > 3*time.Second {
+			t.Fatalf("sends still fail 3s after the disk got room: %v", err)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("the same process takes sends again once the disk has room")
+	t.Logf("the same process takes sends again %s after the disk got room", time.Since(roomAt).Round(10*time.Millisecond))
+	if code, body := readyz(t, in.url); code != http.StatusOK {
+		t.Errorf("GET /readyz once the disk has room: %d %q, want 200", code, body)
+	}
 }
 
-// loseReceive, once armed, loses the answer of one ReceiveMessage that
-// returned messages: the body breaks as when net/http closes the connection
-// under the SDK (aws/aws-sdk-go-v2#2737), and the SDK retries. The server
-// has claimed the messages of the lost answer.
+// readyz is GET /readyz: its status code and body.
+func readyz(t *testing.T, base string) (int, string) {
+	t.Helper()
+	res, err := http.Get(base + "/readyz")
+	if err != nil {
+		t.Fatalf("GET /readyz: %v", err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, strings.TrimSpace(string(b))
+}
+
+// loseReceive counts the answers with HTTP 503 and, once armed, loses the
+// answer of one ReceiveMessage that returned messages: the body breaks as
+// when net/http closes the connection under the SDK (aws/aws-sdk-go-v2#2737),
+// and the SDK retries. The server has claimed the messages of the lost
+// answer.
 type loseReceive struct {
-	rt    http.RoundTripper
-	armed atomic.Bool
-	lost  atomic.Bool
+	rt          http.RoundTripper
+	armed       atomic.Bool
+	lost        atomic.Bool
+	unavailable atomic.Int64 // answers with HTTP 503
 }
 
 func (l *loseReceive) RoundTrip(r *http.Request) (*http.Response, error) {
 	res, err := l.rt.RoundTrip(r)
+	if err == nil && res.StatusCode == http.StatusServiceUnavailable {
+		l.unavailable.Add(1)
+	}
 	if err != nil || res.StatusCode != http.StatusOK || r.Header.Get("X-Amz-Target") != "AmazonSQS.ReceiveMessage" ||
 		res.ContentLength < 100 || !l.armed.CompareAndSwap(true, false) {
 		return res, err
@@ -411,4 +500,45 @@ func (l *loseReceive) RoundTrip(r *http.Request) (*http.Response, error) {
 	res.Body = io.NopCloser(iotest.ErrReader(&net.OpError{Op: "read", Net: "tcp", Err: net.ErrClosed}))
 	l.lost.Store(true)
 	return res, nil
+}
+
+func (l *loseReceive) CloseIdleConnections() {
+	if c, ok := l.rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// TestEmbeddedSecondProcessRefused starts `sluice serve` on an embedded
+// data directory and a second `sluice serve` on the same directory: the
+// second must exit with an error saying the directory is in use, within a
+// few seconds, and the first must go on serving.
+func TestEmbeddedSecondProcessRefused(t *testing.T) {
+	if sluiceBin == "" {
+		t.Fatal("the sluice binary was not built (TestMain)")
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	in := startInstance(t, "sluice-embedded", dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	second := exec.CommandContext(ctx, sluiceBin, "serve", "--addr", "127.0.0.1:0", "--store", dir)
+	out, err := second.CombinedOutput()
+	took := time.Since(start)
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("the second process on %s still ran after 20s; output:\n%s", dir, out)
+	case !errors.As(err, &ee):
+		t.Fatalf("the second process on %s: %v, want an exit with an error; output:\n%s", dir, err, out)
+	case !strings.Contains(string(out), "in use by another process"):
+		t.Errorf("the second process exited (%v) without saying the directory is in use; output:\n%s", err, out)
+	case took > 5*time.Second:
+		t.Errorf("the second process took %s to give up", took.Round(time.Millisecond))
+	}
+	t.Logf("the second process exited after %s: %v", took.Round(time.Millisecond), err)
+	hc := newHTTPClient()
+	defer hc.CloseIdleConnections()
+	if _, err := newClient(in.url, hc).ListQueues(ctx, &sqs.ListQueuesInput{}); err != nil {
+		t.Errorf("the first process after the second gave up: %v", err)
+	}
 }

@@ -33,6 +33,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/infra/ownbody"
 )
 
 // ---- PostgreSQL
@@ -186,11 +188,12 @@ type storeKind struct {
 	newStore func(t *testing.T) string
 	// crossWake tells whether `sluice serve` on this store has, by
 	// default, a wake-up transport between instances (PostgreSQL:
-	// LISTEN/NOTIFY on the store's database). Without one a long poll
-	// learns of a send through another instance only from its periodic
-	// check of the store (service.repairInterval, 2 s): the wake-up probes
-	// then check that every long poll is answered with its message within
-	// its wait, not how fast.
+	// LISTEN/NOTIFY on the store's database; Firestore: snapshot
+	// listeners). Without one a long poll learns of a send through
+	// another instance only from its periodic check of the store
+	// (service.repairInterval, 2 s): the wake-up probes then check that
+	// every long poll is answered with its message within its wait, not
+	// how fast.
 	crossWake bool
 	// moderate: the store is slow under contention (the Firestore
 	// emulator locks pessimistically and breaks deadlocks only by a lock
@@ -462,7 +465,11 @@ func excerpt(log []byte, marker string, lines int) string {
 // ---- SDK clients
 
 // newHTTPClient is shared by a test's SDK clients. Long polls last up to
-// 5 s here; the timeout bounds everything else.
+// 5 s here; the timeout bounds everything else. Its requests carry bodies
+// of their own (ownbody): with the SDK's own body a late write loop in
+// net/http can lose an answer the server sent, and the SDK's retry then
+// stores a send twice or finds a long poll's message in flight, which the
+// ledgers and probes would take for the server's fault.
 func newHTTPClient() *http.Client {
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 3 * time.Second}).DialContext,
@@ -470,7 +477,7 @@ func newHTTPClient() *http.Client {
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     30 * time.Second,
 	}
-	return &http.Client{Transport: tr, Timeout: 20 * time.Second}
+	return &http.Client{Transport: ownbody.Transport{Next: tr}, Timeout: 20 * time.Second}
 }
 
 // newClient is an SQS client for one instance. The SDK retries as usual

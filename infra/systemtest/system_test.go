@@ -42,9 +42,10 @@ func queueAttrs(fifo bool, visibility time.Duration) map[string]string {
 // receive (some long polling) and delete, often through another instance
 // than the one that received. Visibility timeouts are long, so FIFO must be
 // exactly once. Meanwhile wake-up probes check that a long poll on one
-// instance is answered by a send through another: woken at once where the
-// store has a wake-up transport across processes (PostgreSQL's
-// LISTEN/NOTIFY), by its periodic check otherwise.
+// instance is answered by a send through another: woken at once (median
+// under notifyFast) where the store has a wake-up transport across
+// processes (PostgreSQL's LISTEN/NOTIFY, Firestore's snapshot listeners),
+// by its periodic check otherwise.
 func TestThreeInstancesActAsOne(t *testing.T) { onStores(t, testThreeInstancesActAsOne) }
 
 func testThreeInstancesActAsOne(t *testing.T, kind storeKind) {
@@ -118,7 +119,7 @@ func checkProbes(t *testing.T, c *cluster, when string, probes []probeResult, wa
 		failed, med = judge(when, probes)
 	}
 	if failed < len(probes) && med >= notifyFast {
-		t.Errorf("long polls %s woke %s (median) after a send through another instance: that is the periodic re-check, not a NOTIFY wake-up (want < %s)",
+		t.Errorf("long polls %s woke %s (median) after a send through another instance: that is the periodic re-check, not a wake-up across instances (want < %s)",
 			when, med.Round(time.Millisecond), notifyFast)
 	}
 }

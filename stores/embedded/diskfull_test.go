@@ -161,6 +161,7 @@ func diskFull(t *testing.T, watch bool) {
 	defer func() { s.Close() }()
 	createQueue(t, s, "q", false, t0)
 	createQueue(t, s, "f.fifo", true, t0)
+	createQueue(t, s, "dst", false, t0) // where a move would take q's messages
 	var acked, fifoAcked []string
 	for i := range 40 {
 		id := fmt.Sprintf("early-%d", i)
@@ -192,10 +193,17 @@ func diskFull(t *testing.T, watch bool) {
 	wantUnavailable(t, "another send", sendBody(s, "f.fifo", "refused", t0))
 	_, err := s.QueueCreate(ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: "new", ID: "new"}, Now: t0})
 	wantUnavailable(t, "queue creation", err)
+	_, err = s.MessageMove(ctx, &stores.MessageMoveParams{FromName: "q", FromID: "q-id", ToName: "dst", Max: 10, Now: t0})
+	wantUnavailable(t, "message move", err)
+	wantUnavailable(t, "move task creation", s.MoveTaskCreate(ctx, &stores.MoveTaskCreateParams{Task: &stores.MoveTask{
+		Handle: "h", SourceName: "q", Status: "RUNNING", StartedAt: t0, UpdatedAt: t0}}))
+	if ts, err := s.MoveTaskList(ctx, &stores.MoveTaskListParams{}); err != nil || len(ts) != 0 {
+		t.Fatalf("move tasks after a refused creation: %v %v", ts, err)
+	}
 
-	// Reads serve.
+	// Reads serve; what was refused changed nothing.
 	qs, err := s.QueueList(ctx, &stores.QueueListParams{})
-	if err != nil || len(qs) != 2 {
+	if err != nil || len(qs) != 3 {
 		t.Fatalf("list queues on a full disk: %d queues, %v", len(qs), err)
 	}
 	st, err := s.QueueStats(ctx, &stores.QueueStatsParams{Name: "q", Now: t0})
@@ -206,6 +214,7 @@ func diskFull(t *testing.T, watch bool) {
 	// not there.
 	got := claimAll(t, s, "q", at(sec), "T1")
 	sameIDs(t, "received on a full disk", got, acked)
+	sameIDs(t, "moved on a full disk", claimAll(t, s, "dst", at(sec), "D1"), nil)
 	half := acked[:len(acked)/2]
 	deleteAll(t, s, "q", at(2*sec), got, half)
 	if _, err := s.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{QueueName: "q",

@@ -166,6 +166,46 @@ func TestSecondOpenFailsFast(t *testing.T) {
 	s.Close()
 }
 
+// TestFailedCommitRebuilds: a commit that fails for another reason than a
+// full disk (here bbolt refuses a key over its 32 KiB limit, which the
+// service's limits never let through) fails its request with an error that
+// is not stores.ErrUnavailable (the service answers InternalError); the
+// store rebuilds its memory from disk, so the failed change is nowhere,
+// and serves everything again.
+func TestFailedCommitRebuilds(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	defer func() { s.Close() }()
+	createQueue(t, s, "q", false, t0)
+	send(t, s, "q", t0, "", "m1", "m2")
+	_, err := s.QueueCreate(ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: strings.Repeat("n", 40<<10), ID: "long"}, Now: t0})
+	if err == nil || !strings.Contains(err.Error(), "commit failed") || errors.Is(err, stores.ErrUnavailable) {
+		t.Fatalf("create with a key bbolt refuses: %v; want a failed commit, not ErrUnavailable", err)
+	}
+	qs := must(s.QueueList(ctx, &stores.QueueListParams{}))
+	if len(qs) != 1 || qs[0].Name != "q" {
+		t.Fatalf("queues after the failed commit: %d (the failed creation stayed in memory?)", len(qs))
+	}
+	if err := s.Health(ctx); err != nil {
+		t.Fatalf("health after the failed commit: %v", err)
+	}
+	send(t, s, "q", at(sec), "", "m3")
+	if got := claim(t, s, "q", at(2*sec), 10, "T", ""); len(got.Messages) != 3 {
+		t.Fatalf("received %d messages after the failed commit, want 3", len(got.Messages))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("close after a failed commit the store recovered from: %v", err)
+	}
+	s = open(t, dir)
+	if qs := must(s.QueueList(ctx, &stores.QueueListParams{})); len(qs) != 1 {
+		t.Fatalf("queues after a restart: %d, want 1", len(qs))
+	}
+	st := must(s.QueueStats(ctx, &stores.QueueStatsParams{Name: "q", Now: at(time.Hour)}))
+	if st.Visible != 3 {
+		t.Fatalf("messages after a restart: %+v, want 3 visible", st)
+	}
+}
+
 func TestFailStop(t *testing.T) {
 	s := open(t, t.TempDir())
 	createQueue(t, s, "q", false, t0)
