@@ -5,8 +5,9 @@
 #   make test          everything CI runs: services, go vet, go test -race (with
 #                      the fuzz seed corpora), then the real-client suites
 #   make test-go       go vet + go test -race only
-#   make test-clients  the real AWS clients against a fresh bin/sluice
-#                      (infra/clients/run.sh; SUITES="py-json js" to pick some)
+#   make test-clients  the real AWS clients through each entry point: sluice serve,
+#                      the Cloud Function, the Lambda bootstrap (infra/clients/run.sh;
+#                      SUITES="py-json js", CLIENT_ENTRIES="serve" to pick some)
 #   make fuzz          every Fuzz target for FUZZTIME each (default 10s)
 #   make run           build, then serve (ARGS="--addr 127.0.0.1:9324 --store mem://")
 #   make clean         remove bin/ (distclean: also the JS suite's node_modules)
@@ -87,8 +88,15 @@ test-go: vet
 	echo "$(GO) test -race -timeout $(GOTEST_TIMEOUT) $(GOTESTFLAGS) ./..."; \
 	$(GO) test -race -timeout $(GOTEST_TIMEOUT) $(GOTESTFLAGS) ./...
 
+# The real clients through each entry point: sluice serve, the Cloud
+# Function under the Functions Framework, the Lambda bootstrap under the
+# Runtime Interface Emulator. All three run even when one fails.
+CLIENT_ENTRIES ?= serve function lambda
 test-clients:
-	bash infra/clients/run.sh
+	@rc=0; for e in $(CLIENT_ENTRIES); do \
+	  echo "=== client suites through: $$e"; \
+	  SLUICE_ENTRY=$$e bash infra/clients/run.sh || { echo "client suites through $$e: FAILED"; rc=1; }; \
+	done; exit $$rc
 
 fuzz:
 	FUZZTIME=$(FUZZTIME) bash infra/scripts/fuzz.sh

@@ -20,6 +20,12 @@
 #   SLUICE_BIN=path       use this binary instead of building bin/sluice
 #   SLUICE_STORE=url      store to serve (default file://<temp dir>; mem:// works too)
 #   SLUICE_ENDPOINT=url   test an already running server; start nothing
+#   SLUICE_ENTRY=...      what to start: serve (sluice serve, the default), function
+#                         (the Cloud Function as the buildpack builds it, under the
+#                         Functions Framework) or lambda (the bootstrap under the
+#                         Runtime Interface Emulator behind a front end's events,
+#                         SLUICE_LAMBDA_FRONT_END, default rest; PostgreSQL started
+#                         here unless DATABASE_URL is set)
 #   SLUICE_PY_JSON=path   the Python with boto3 (JSON) and AWS CLI v1 (default: pyenv's)
 #   SUITE_TIMEOUT=secs    time limit of one suite (default 600)
 set -euo pipefail
@@ -63,6 +69,9 @@ cleanup() {
     for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL -- "-$server_pid" 2>/dev/null || kill -KILL "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
+  fi
+  if [ -n "${pg_dir:-}" ]; then
+    bash "$root/infra/scripts/postgres.sh" stop "$pg_dir" >/dev/null 2>&1 || true
   fi
   rm -rf "$tmp"
   exit "$rc"
@@ -111,57 +120,116 @@ aws_v1="${py_json:+$(dirname "$py_json")/aws}"
 
 # --- the server -----------------------------------------------------------------
 endpoint="${SLUICE_ENDPOINT:-}"
+entry="${SLUICE_ENTRY:-serve}"
+keys="$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 if [ -z "$endpoint" ]; then
-  bin="${SLUICE_BIN:-}"
-  if [ -z "$bin" ]; then
-    bin="$root/bin/sluice"
-    echo "=== go build -o bin/sluice ./functions/cmd/sluice"
-    if go build -o "$bin" ./functions/cmd/sluice; then
-      harness_pass "build bin/sluice"
-    else
-      harness_fail "build bin/sluice"
-      finish
-    fi
-  fi
   store="${SLUICE_STORE:-file://$tmp/data}"
   mkdir -p "$tmp/data"
   server_log="$tmp/server.log"
   # Signatures are checked, with the key the clients sign with: every suite
-  # also tests that its client's SigV4 is accepted.
-  echo "=== $bin serve --addr 127.0.0.1:0 --store $store (SLUICE_ACCESS_KEYS=$AWS_ACCESS_KEY_ID:…)"
-  # In a session of its own, so that a server that must be killed goes with
-  # anything it started.
-  SLUICE_ACCESS_KEYS="$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
-    setsid "$bin" serve --addr 127.0.0.1:0 --store "$store" >"$server_log" 2>&1 </dev/null &
-  server_pid=$!
+  # also tests that its client's SigV4 is accepted. Each entry point is
+  # started in a session of its own, so that one that must be killed goes
+  # with anything it started.
+  case "$entry" in
+  serve)
+    bin="${SLUICE_BIN:-}"
+    if [ -z "$bin" ]; then
+      bin="$root/bin/sluice"
+      echo "=== go build -o bin/sluice ./functions/cmd/sluice"
+      if go build -o "$bin" ./functions/cmd/sluice; then
+        harness_pass "build bin/sluice"
+      else
+        harness_fail "build bin/sluice"
+        finish
+      fi
+    fi
+    echo "=== $bin serve --addr 127.0.0.1:0 --store $store (SLUICE_ACCESS_KEYS=$AWS_ACCESS_KEY_ID:…)"
+    SLUICE_ACCESS_KEYS="$keys" \
+      setsid "$bin" serve --addr 127.0.0.1:0 --store "$store" >"$server_log" 2>&1 </dev/null &
+    server_pid=$!
+    ;;
+  function)
+    # The Cloud Function as Google's buildpack builds it (its generated
+    # main over the repository's root package), under the Functions
+    # Framework's own server.
+    bin="$tmp/sluice-function"
+    echo "=== the Cloud Function, built as the buildpack builds it (functions/cloudfunction TestFunctionKeep)"
+    if SLUICE_KEEP_FUNCTION="$bin" go test -count=1 -run '^TestFunctionKeep$' ./functions/cloudfunction >"$tmp/build.log" 2>&1; then
+      harness_pass "build the Cloud Function"
+    else
+      sed 's/^/  | /' "$tmp/build.log"
+      harness_fail "build the Cloud Function"
+      finish
+    fi
+    [ "$store" = "file://$tmp/data" ] && store="mem://" # a function has no disk to keep
+    port="$(free_port)"
+    echo "=== PORT=$port FUNCTION_TARGET=Sluice $bin (SLUICE_STORE=$store, SLUICE_ACCESS_KEYS=$AWS_ACCESS_KEY_ID:…)"
+    PORT="$port" FUNCTION_TARGET=Sluice SLUICE_STORE="$store" SLUICE_ACCESS_KEYS="$keys" \
+      setsid "$bin" >"$server_log" 2>&1 </dev/null &
+    server_pid=$!
+    ;;
+  lambda)
+    # The Lambda bootstrap under the Runtime Interface Emulator, three
+    # execution environments over one PostgreSQL (a poll holds an
+    # environment, so a send that ends it needs another), each request
+    # wrapped into the events of a front end (SLUICE_LAMBDA_FRONT_END).
+    fe="${SLUICE_LAMBDA_FRONT_END:-rest}"
+    if [ -z "${DATABASE_URL:-}" ]; then
+      chmod 755 "$tmp" # the server runs as its own user, which must reach its directory
+      pg_exports="$(bash "$root/infra/scripts/postgres.sh" start "$tmp/pg")" || { harness_fail "start PostgreSQL for the Lambda environments"; finish; }
+      eval "$pg_exports"
+      pg_dir="$tmp/pg"
+    fi
+    echo "=== lambda-bridge -front-end $fe -environments 3 (SLUICE_ACCESS_KEYS=$AWS_ACCESS_KEY_ID:…)"
+    bridge="$tmp/lambda-bridge"
+    if go build -o "$bridge" ./functions/lambdahttp/bridge/lambda-bridge; then
+      harness_pass "build the Lambda bridge"
+    else
+      harness_fail "build the Lambda bridge"
+      finish
+    fi
+    SLUICE_ACCESS_KEYS="$keys" setsid "$bridge" -addr 127.0.0.1:0 -front-end "$fe" -environments 3 \
+      -store "$DATABASE_URL" >"$server_log" 2>&1 </dev/null &
+    server_pid=$!
+    ;;
+  *)
+    echo "SLUICE_ENTRY=$entry: use serve, function or lambda" >&2
+    exit 2
+    ;;
+  esac
 
-  deadline=$((SECONDS + ${SLUICE_START_TIMEOUT:-30}))
+  deadline=$((SECONDS + ${SLUICE_START_TIMEOUT:-120}))
   while :; do
     # The URL is scheme://host:port; whatever follows it (a quote of a
     # structured log line, a slash) is not part of it.
-    endpoint="$(grep -m1 -oE 'sluice listening on http://[][0-9A-Za-z.:-]+' "$server_log" 2>/dev/null \
-      | sed -E 's/^sluice listening on //' || true)"
+    if [ "$entry" = function ]; then
+      curl -s -o /dev/null "http://127.0.0.1:$port/healthz" && endpoint="http://127.0.0.1:$port"
+    else
+      endpoint="$(grep -m1 -oE 'listening on http://[][0-9A-Za-z.:-]+' "$server_log" 2>/dev/null \
+        | sed -E 's/^listening on //' || true)"
+    fi
     [ -n "$endpoint" ] && break
     if ! kill -0 "$server_pid" 2>/dev/null; then
       wait "$server_pid" && rc=0 || rc=$?
       server_pid=""
-      echo "--- server exited ($rc) before listening; its output:"
+      echo "--- $entry exited ($rc) before listening; its output:"
       sed 's/^/  | /' "$server_log"
-      harness_fail "server starts and prints 'sluice listening on http://...'"
+      harness_fail "$entry starts and listens"
       finish
     fi
     if [ "$SECONDS" -ge "$deadline" ]; then
-      echo "--- server printed no address within ${SLUICE_START_TIMEOUT:-30}s; its output:"
+      echo "--- $entry did not listen within ${SLUICE_START_TIMEOUT:-120}s; its output:"
       sed 's/^/  | /' "$server_log"
-      harness_fail "server starts and prints 'sluice listening on http://...'"
+      harness_fail "$entry starts and listens"
       finish
     fi
     sleep 0.1
   done
   if [[ "$endpoint" =~ ^http://127\.0\.0\.1:[0-9]+$ ]] && [ "${endpoint##*:}" != 0 ]; then
-    harness_pass "server listening on $endpoint"
+    harness_pass "$entry listening on $endpoint"
   else
-    harness_fail "server address '$endpoint' is not http://127.0.0.1:PORT with a real port"
+    harness_fail "$entry address '$endpoint' is not http://127.0.0.1:PORT with a real port"
     finish
   fi
 fi
