@@ -38,6 +38,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/testproc"
 )
 
 const frameworkModule = "github.com/GoogleCloudPlatform/functions-framework-go"
@@ -303,7 +305,7 @@ type function struct {
 func startFunction(t *testing.T, env ...string) *function {
 	t.Helper()
 	bin := functionBinary(t)
-	port := freePort(t)
+	port := testproc.FreePort(t)
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "PORT="+port, "FUNCTION_TARGET=Sluice", "K_SERVICE=sluice",
 		"K_REVISION=sluice-00001-abc", "SLUICE_LOG_LEVEL=debug", "SLUICE_ACCESS_KEYS="+testKeyID+":"+testSecret)
@@ -340,34 +342,8 @@ func startFunction(t *testing.T, env ...string) *function {
 	}
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
-}
-
 // syncBuffer collects a process's output for several readers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer struct{ testproc.Output }
 
 // waitLines returns the log lines that contain all of words, once there
 // is one (the process's output reaches the buffer through a pipe, after

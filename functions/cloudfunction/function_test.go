@@ -26,6 +26,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/sluicehq/sluice/internal/testproc"
 )
 
 // The access key the functions under test accept (SLUICE_ACCESS_KEYS) and
@@ -418,7 +420,7 @@ func TestFunctionSIGTERM(t *testing.T) {
 // under FUNCTION_TARGET; another entry point is refused at start.
 func TestFunctionEntryPoint(t *testing.T) {
 	cmd := exec.Command(functionBinary(t))
-	cmd.Env = append(os.Environ(), "PORT="+freePort(t), "FUNCTION_TARGET=Other", "SLUICE_STORE=mem://")
+	cmd.Env = append(os.Environ(), "PORT="+testproc.FreePort(t), "FUNCTION_TARGET=Other", "SLUICE_STORE=mem://")
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), `no matching function found with name: "Other"`) {
 		t.Fatalf("err %v, output:\n%s", err, out)

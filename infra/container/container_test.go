@@ -7,21 +7,20 @@ package container
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicehq/sluice/internal/testproc"
 )
 
 // instruction is one Dockerfile instruction, continuation lines joined.
@@ -258,14 +257,14 @@ func TestDockerfile(t *testing.T) {
 
 	// Run as the image would, with PORT set as Cloud Run sets it: it must
 	// listen on that port on every interface.
-	port := freePort(t)
+	port := testproc.FreePort(t)
 	run := exec.Command(bin, entry[1:]...)
 	run.Dir = t.TempDir()
 	run.Env = []string{"PORT=" + port, "HOME=" + run.Dir, "SLUICE_STORE=mem://"}
 	for k, v := range imageEnv {
 		run.Env = append(run.Env, k+"="+v)
 	}
-	stdout := &lockedBuffer{}
+	stdout := &testproc.Output{}
 	run.Stdout, run.Stderr = stdout, stdout
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
@@ -289,34 +288,4 @@ func TestDockerfile(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("/healthz: %d", resp.StatusCode)
 	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
-	return port
-}
-
-// lockedBuffer is written by the process's output copiers and read by the
-// test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

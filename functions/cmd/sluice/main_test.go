@@ -14,11 +14,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sluicehq/sluice/internal/testproc"
 	"github.com/sluicehq/sluice/stores/registry"
 )
 
@@ -119,41 +119,22 @@ func TestMaintain(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe to read while a child process's
-// output is copied into it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 var listeningRE = regexp.MustCompile(`^sluice listening on (http://127\.0\.0\.1:(\d+))$`)
 
 // startServer runs `sluice serve` as a child process and returns its base
 // URL once it listens.
-func startServer(t *testing.T, args ...string) (*exec.Cmd, string, *lockedBuffer) {
+func startServer(t *testing.T, args ...string) (*exec.Cmd, string, *testproc.Output) {
 	t.Helper()
 	return startServerIn(t, "", args...)
 }
 
 // startServerIn is startServer in the working directory dir ("": this one).
-func startServerIn(t *testing.T, dir string, args ...string) (*exec.Cmd, string, *lockedBuffer) {
+func startServerIn(t *testing.T, dir string, args ...string) (*exec.Cmd, string, *testproc.Output) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "SLUICE_TEST_RUN_MAIN=1")
-	var stderr lockedBuffer // written by exec's copying goroutine while tests read it
+	var stderr testproc.Output // written by exec's copying goroutine while tests read it
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
