@@ -267,6 +267,7 @@ func (h *Hub) deliver(events []Event) {
 
 // wakeAll wakes every waiter of every queue: events may have been lost.
 func (h *Hub) wakeAll() {
+	h.stats.wakeAlls.Add(1)
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
 	h.seq++

@@ -11,11 +11,14 @@ type HubStats struct {
 	Woken uint64
 	// PublishFailures counts transport publishes that failed.
 	PublishFailures uint64
-	Degraded        bool
+	// WakeAlls counts the times every waiter was woken because events may
+	// have been lost (the transport became healthy, or recovered).
+	WakeAlls uint64
+	Degraded bool
 }
 
 type hubCounters struct {
-	published, received, woken, publishFailures atomic.Uint64
+	published, received, woken, publishFailures, wakeAlls atomic.Uint64
 }
 
 // Stats returns the hub's counts; cheap enough for every scrape.
@@ -25,6 +28,7 @@ func (h *Hub) Stats() HubStats {
 		Received:        h.stats.received.Load(),
 		Woken:           h.stats.woken.Load(),
 		PublishFailures: h.stats.publishFailures.Load(),
+		WakeAlls:        h.stats.wakeAlls.Load(),
 		Degraded:        h.Degraded(),
 	}
 }
