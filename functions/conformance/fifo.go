@@ -176,6 +176,129 @@ func testFIFO(t *testing.T, s suite) {
 		wantGroupOrder(e.t, got, map[string][]string{"group-1": {"g1-m1", "g1-m2"}, "group-2": {"g2-m1", "g2-m2"}})
 	})
 
+	// Across groups, a receive serves groups in the order their heads
+	// became receivable: a never-received head from its send (or its
+	// delay's end), a head that was received from when its visibility
+	// ended (lapsed, or changed). So a group whose message comes back goes
+	// after the groups that were waiting. The validated LocalStack tests
+	// cited pin AWS's exact order; ties (one instant) go by send order.
+	// The fake clock moves a second between steps so that every other
+	// order is by time.
+	s.test(t, "GroupOrderAfterLapse", func(e *env) {
+		// validated test_fifo_receive_message_visibility_timeout_shared_in_group
+		// (the AWS order: g3, then g1 and g2 in the order they lapsed).
+		url := e.createFIFO("f.fifo", map[string]string{"VisibilityTimeout": "1", "ContentBasedDeduplication": "true"})
+		e.sendFIFO(url, "a1", "A", "")
+		e.clock.Advance(secs(1))
+		e.sendFIFO(url, "b1", "B", "")
+		e.clock.Advance(secs(1))
+		wantBodies(e.t, e.recv(url, 1), "a1")
+		e.clock.Advance(secs(2)) // a1's visibility lapsed after b1 was sent
+		wantBodies(e.t, e.recv(url, 1), "b1")
+		wantBodies(e.t, e.recv(url, 1), "a1")
+	})
+
+	s.test(t, "GroupOrderAfterVisibilityChange", func(e *env) {
+		// validated test_fifo_message_group_visibility_after_terminate_visibility_timeout
+		// and ..._after_change_message_visibility.
+		url := e.createFIFO("f.fifo", map[string]string{"VisibilityTimeout": "30", "ContentBasedDeduplication": "true"})
+		e.sendFIFO(url, "g1-m1", "group-1", "")
+		e.sendFIFO(url, "g1-m2", "group-1", "")
+		e.sendFIFO(url, "g2-m1", "group-2", "")
+		e.clock.Advance(secs(1))
+		first := e.recv(url, 2)
+		wantBodies(e.t, first, "g1-m1", "g1-m2")
+		if len(first) != 2 {
+			return
+		}
+		e.clock.Advance(secs(1))
+		wantOK(e.t, e.cmv(url, first[0].ReceiptHandle, 0), "ChangeMessageVisibility")
+		e.clock.Advance(secs(1))
+		// g1-m2 is still in flight: it stops group-1's run after g1-m1.
+		second := e.recv(url, 3)
+		wantBodies(e.t, second, "g2-m1", "g1-m1")
+		if len(second) != 2 {
+			return
+		}
+		// A visibility that ends by ChangeMessageVisibility 1 orders the
+		// same way: group-3, sent before it ended, comes first.
+		e.clock.Advance(secs(1))
+		e.sendFIFO(url, "g3-m1", "group-3", "")
+		e.clock.Advance(secs(1))
+		wantOK(e.t, e.cmv(url, second[1].ReceiptHandle, 1), "ChangeMessageVisibility")
+		e.clock.Advance(secs(2))
+		wantBodies(e.t, e.recv(url, 10), "g3-m1", "g1-m1")
+	})
+
+	s.test(t, "GroupOrderAfterZeroVisibilityReceive", func(e *env) {
+		// validated test_fifo_receive_message_with_zero_visibility_timeout:
+		// AWS returned g3-m1, g1-m1, g1-m2, g2-m1, g2-m2 (group-1 and
+		// group-2 came back in one instant, in the order they were sent).
+		url := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true"})
+		e.sendFIFO(url, "g1-m1", "group-1", "")
+		e.sendFIFO(url, "g2-m1", "group-2", "")
+		e.sendFIFO(url, "g2-m2", "group-2", "")
+		e.sendFIFO(url, "g3-m1", "group-3", "")
+		e.sendFIFO(url, "g1-m2", "group-1", "")
+		e.clock.Advance(secs(1))
+		wantBodies(e.t, e.recvVT(url, 3, 0), "g1-m1", "g1-m2", "g2-m1")
+		wantBodies(e.t, e.recvVT(url, 10, 0), "g3-m1", "g1-m1", "g1-m2", "g2-m1", "g2-m2")
+	})
+
+	s.test(t, "GroupOrderSeveralGroups", func(e *env) {
+		// Derived from the validated cases above: groups that never gave a
+		// message come in send order, then the groups that came back, in
+		// the order their visibility ended (not the order they were sent
+		// or received).
+		url := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true"})
+		for _, g := range []string{"A", "B", "C", "D"} {
+			e.sendFIFO(url, g+"1", g, "")
+			e.clock.Advance(secs(1))
+		}
+		wantBodies(e.t, e.recvVT(url, 1, 10), "A1") // back at +10 s
+		wantBodies(e.t, e.recvVT(url, 1, 5), "B1")  // back at +5 s
+		e.clock.Advance(secs(11))
+		wantBodies(e.t, e.recvVT(url, 10, 0), "C1", "D1", "B1", "A1")
+	})
+
+	s.test(t, "GroupOrderBackBeforeLaterSend", func(e *env) {
+		// Derived: a group that came back before another group's first
+		// message was sent is served first; the order is when a head became
+		// receivable, not whether it was received before.
+		url := e.createFIFO("f.fifo", map[string]string{"VisibilityTimeout": "2", "ContentBasedDeduplication": "true"})
+		e.sendFIFO(url, "a1", "A", "")
+		e.clock.Advance(secs(1))
+		wantBodies(e.t, e.recv(url, 1), "a1")
+		e.clock.Advance(secs(5)) // a1 back at +2 s
+		e.sendFIFO(url, "c1", "C", "")
+		e.clock.Advance(secs(1))
+		wantBodies(e.t, e.recv(url, 1), "a1")
+		wantBodies(e.t, e.recv(url, 1), "c1")
+	})
+
+	s.test(t, "GroupOrderAfterDelete", func(e *env) {
+		// validated test_fifo_message_group_visibility_after_delete: AWS
+		// returned g2-m1, g2-m2, g1-m3, g1-m4, g3-m1. A delete makes the
+		// next message the head, and that head was receivable since its
+		// send: group-1 stays before group-3.
+		url := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true"})
+		for _, m := range [][2]string{{"g1-m1", "group-1"}, {"g2-m1", "group-2"}, {"g1-m2", "group-1"},
+			{"g2-m2", "group-2"}, {"g1-m3", "group-1"}, {"g1-m4", "group-1"}, {"g3-m1", "group-3"}} {
+			e.sendFIFO(url, m[0], m[1], "")
+			e.clock.Advance(secs(1))
+		}
+		first := e.recv(url, 2)
+		wantBodies(e.t, first, "g1-m1", "g1-m2")
+		if len(first) != 2 {
+			return
+		}
+		e.clock.Advance(secs(1))
+		e.del(url, first[0].ReceiptHandle)
+		e.del(url, first[1].ReceiptHandle)
+		e.clock.Advance(secs(1))
+		wantBodies(e.t, e.recv(url, 10), "g2-m1", "g2-m2", "g1-m3", "g1-m4", "g3-m1")
+	})
+
 	s.test(t, "EmptyGroupRefills", func(e *env) {
 		// snapshot test_fifo_empty_message_groups_added_back_to_queue.
 		url := e.createFIFO("f.fifo", nil)

@@ -127,6 +127,35 @@ func (g *group) settle(now, headVis time.Time) {
 	}
 }
 
+// manifestVis reads, in one get, the manifests that hold the heads of gs
+// and returns their Vis: when a head never received became receivable.
+// A group whose manifest is missing gets none (settle then uses now).
+func (t *txn) manifestVis(inc string, gs []*group) (map[*group]time.Time, error) {
+	if len(gs) == 0 {
+		return nil, nil
+	}
+	keys := make([]docstore.Key, len(gs))
+	for i, g := range gs {
+		keys[i] = manifestKey(inc, g.gk, g.rec.HeadStart)
+	}
+	ds, err := t.get(keys...)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[*group]time.Time, len(gs))
+	for i, d := range ds {
+		if d == nil {
+			continue
+		}
+		var m manifestRec
+		if err := decode(d, &m); err != nil {
+			return nil, err
+		}
+		out[gs[i]] = m.Vis
+	}
+	return out, nil
+}
+
 // rank orders groups by when they became ready and, within one
 // microsecond, by when this process made them ready: candidates come
 // oldest first, and the groups of a queue that became ready in one instant

@@ -157,15 +157,24 @@ func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams
 			m.Del = true
 			touched[tgs[i].g] = true
 		}
+		var fresh []*group
 		for g := range touched {
 			for _, m := range g.pass() {
 				t.deleteWithChunks(manifestKey(q.Queue.ID, g.gk, m.Start), m.Chunks)
 			}
-			// The new head may be a message never received, whose delay
-			// was not read: the hint is now (FIFO delays are the queue's,
-			// so a later message's never ends sooner than its
-			// predecessor's), and a claim that finds it delayed corrects it.
-			g.settle(t.now, time.Time{})
+			if len(g.rec.Members) == 0 && !g.empty() {
+				fresh = append(fresh, g)
+			}
+		}
+		// A new head never received ranks from when it became receivable
+		// (its manifest's Vis: its send, or its delay's end), as SQS
+		// orders groups, not from this delete.
+		vis, err := t.manifestVis(q.Queue.ID, fresh)
+		if err != nil {
+			return err
+		}
+		for g := range touched {
+			g.settle(t.now, vis[g])
 			t.set(g.key, g.fields(q.Queue.ID, t.now))
 		}
 		return nil

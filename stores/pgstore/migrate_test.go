@@ -17,6 +17,7 @@ var landedMigrations = map[int]string{
 	4: "b68c09c41ebc756b086fc761ada239dddaaed53c758b3908ab87e46d73f3078a",
 	5: "64f711ad49304aa3290c4d781b951e13e4ed3b3cd2ec8f6fda9991779beed86e",
 	6: "dc6becb6a41f918988168f631be0af2d28f22444e0bf375e1adfcc1c234e77b0",
+	7: "b5989db8162d5a09649cc216e908b2370ea42c0294479dbfe1a580847eaa3340",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {

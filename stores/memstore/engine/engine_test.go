@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -469,7 +470,8 @@ func TestAttemptReplay(t *testing.T) {
 	r1 := f.claim("q.fifo", at(55*sec), 10, "T6", claimOpt{attempt: "Y", vt: time.Hour})
 	eq(t, "C1", ids(r1), []string{"C1"})
 	r2 := f.claim("q.fifo", at(55*sec+5*time.Minute), 10, "T7", claimOpt{attempt: "Y"})
-	eq(t, "expired attempt: a fresh claim", ids(r2), []string{"A2", "B1"})
+	// B1 came back at 75s, A2 at 81s: B first.
+	eq(t, "expired attempt: a fresh claim", ids(r2), []string{"B1", "A2"})
 	eq(t, "fresh token", r2.Messages[0].Token, "T7")
 }
 
@@ -1087,6 +1089,10 @@ func modelClaim(f *fixture, p *stores.MessageClaimParams) (want []string, replay
 		}
 		groups[g] = append(groups[g], m)
 	}
+	// Groups by when their head became receivable, then by the head's Seq.
+	slices.SortStableFunc(order, func(a, b string) int {
+		return groups[a][0].VisibleAt.Compare(groups[b][0].VisibleAt)
+	})
 	for _, g := range order {
 		for _, m := range groups[g] {
 			if len(want) == p.Max || !visible(m) {

@@ -166,7 +166,7 @@ func (t *tx) claimStandard(q *queue, p *stores.MessageClaimParams, claim func(*m
 	return got, redriven
 }
 
-// claimFIFO claims, from groups taken in the order of their heads, the
+// claimFIFO claims, from groups taken in the order of lessGroup, the
 // contiguous run of visible messages from each group's head, stopping at the
 // first message that is in flight or delayed. It returns them and how many
 // it redrove.

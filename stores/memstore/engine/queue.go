@@ -60,7 +60,7 @@ type queue struct {
 	pendNew  int64       // in P never received: delayed
 
 	groups map[string]*group // FIFO only
-	ready  iheap[*group]     // groups whose head is visible, by head Seq
+	ready  iheap[*group]     // groups whose head is visible, by lessGroup
 
 	dedup    map[string]*dedupEntry
 	dedupExp iheap[*dedupEntry]
@@ -108,7 +108,13 @@ func lessSent(a, b *msg) bool {
 	return a.rec.Seq < b.rec.Seq
 }
 
-func lessGroup(a, b *group) bool { return a.head.rec.Seq < b.head.rec.Seq }
+// lessGroup orders claimable groups as SQS serves them: by when their head
+// became receivable (its VisibleAt: the send or the delay's end, or the end
+// of its last visibility), then by the head's Seq. So a group whose message
+// came back goes after the groups that were waiting. A ready group's head is
+// placed, so its record, and the key, does not change while it is in the
+// heap (a new head refreshes the group).
+func lessGroup(a, b *group) bool { return lessVisible(a.head, b.head) }
 
 func lessDedup(a, b *dedupEntry) bool { return a.rec.ExpiresAt.Before(b.rec.ExpiresAt) }
 
