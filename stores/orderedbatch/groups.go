@@ -37,7 +37,7 @@ func loadGroup(d *docstore.Doc, k docstore.Key, gk string, q *queueRec) (*group,
 		// Written before a purge: what it held is gone. Positions and the
 		// sequence-number base carry on, so sequence numbers keep
 		// increasing within the group.
-		g.rec.Head, g.rec.HeadStart, g.rec.Members = g.rec.Tail, g.rec.Tail, nil
+		g.rec.Head, g.rec.HeadStart, g.rec.Members, g.rec.Ahead = g.rec.Tail, g.rec.Tail, nil, nil
 		g.rec.Ready, g.rec.Rank = time.Time{}, 0
 		g.dirty = true
 	}
@@ -72,7 +72,34 @@ func (g *group) pass() (gone []member) {
 	if len(g.rec.Members) == 0 {
 		g.rec.Members = nil
 	}
+	i := 0
+	for i < len(g.rec.Ahead) && g.rec.Ahead[i].Start < g.rec.HeadStart {
+		i++
+	}
+	g.rec.Ahead = g.rec.Ahead[i:]
+	if len(g.rec.Ahead) == 0 {
+		g.rec.Ahead = nil
+	}
 	return gone
+}
+
+// noteAhead remembers when the manifest at start becomes receivable, if
+// there is room.
+func (g *group) noteAhead(start int64, vis time.Time) {
+	if len(g.rec.Ahead) < aheadMax {
+		g.rec.Ahead = append(g.rec.Ahead, ahead{Start: start, Vis: vis})
+	}
+}
+
+// aheadVis is when the manifest at start becomes receivable, if the group
+// remembers it.
+func (g *group) aheadVis(start int64) (time.Time, bool) {
+	for _, a := range g.rec.Ahead {
+		if a.Start == start {
+			return a.Vis, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // counts are the group's remaining and in-flight messages at now.

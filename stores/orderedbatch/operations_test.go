@@ -161,3 +161,35 @@ func TestClaimReadsTheGroupsItNeeds(t *testing.T) {
 		t.Errorf("the next claim got %d messages, want the other nine groups' heads", len(got))
 	}
 }
+
+// A delete that leaves a message never received at the group's head ranks
+// the group from that message's send, which the group remembers: it reads
+// the group record only, not the next manifest.
+func TestDeleteBeforeABacklogReadsTheGroupOnly(t *testing.T) {
+	o := &ops{Store: memdocs.New()}
+	e := newInstance(t, o, orderedbatch.Options{Name: "memdocs"})
+	st := e.a
+	e.send(st, "g")
+	e.send(st, "g")
+	e.send(st, "g")
+	for round := range 2 {
+		res, err := st.MessageClaim(e.ctx, &stores.MessageClaimParams{QueueName: e.q.Name, QueueID: e.q.ID, Max: 1,
+			VisibilityTimeout: 30 * time.Second, Token: fmt.Sprintf("t%d", round), Now: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Messages
+		if len(got) != 1 {
+			t.Fatalf("round %d: claimed %d messages, want 1 (the group's head; the rest waits behind it)", round, len(got))
+		}
+		o.take()
+		m := got[0]
+		if _, err := st.MessageDelete(e.ctx, &stores.MessageDeleteParams{QueueName: e.q.Name, QueueID: e.q.ID, Now: time.Now(),
+			Receipts: []stores.Receipt{{MessageID: m.ID, Token: m.Token, Locator: m.Locator}}}); err != nil {
+			t.Fatal(err)
+		}
+		if r, w, d, _, _ := o.take(); r != 1 || w != 1 || d != 1 {
+			t.Errorf("round %d: delete with messages behind: %d reads, %d writes, %d deletes; want 1, 1, 1", round, r, w, d)
+		}
+	}
+}

@@ -157,21 +157,33 @@ func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams
 			m.Del = true
 			touched[tgs[i].g] = true
 		}
-		var fresh []*group
+		var unknown []*group
+		known := map[*group]time.Time{}
 		for g := range touched {
 			for _, m := range g.pass() {
 				t.deleteWithChunks(manifestKey(q.Queue.ID, g.gk, m.Start), m.Chunks)
 			}
 			if len(g.rec.Members) == 0 && !g.empty() {
-				fresh = append(fresh, g)
+				if v, ok := g.aheadVis(g.rec.HeadStart); ok {
+					known[g] = v
+				} else {
+					unknown = append(unknown, g)
+				}
 			}
 		}
 		// A new head never received ranks from when it became receivable
 		// (its manifest's Vis: its send, or its delay's end), as SQS
-		// orders groups, not from this delete.
-		vis, err := t.manifestVis(q.Queue.ID, fresh)
+		// orders groups, not from this delete: remembered by the group, or
+		// read from the manifest.
+		vis, err := t.manifestVis(q.Queue.ID, unknown)
 		if err != nil {
 			return err
+		}
+		for g, v := range known {
+			if vis == nil {
+				vis = map[*group]time.Time{}
+			}
+			vis[g] = v
 		}
 		for g := range touched {
 			g.settle(t.now, vis[g])

@@ -91,7 +91,21 @@ type groupRec struct {
 	Ready     time.Time // see group.settle
 	Rank      int64     // Ready with a tie-break (see rank); the fReady field
 	Idle      time.Time // when it became empty
+	// Ahead remembers, for up to aheadMax manifests not yet passed (in
+	// position order, gaps where it was full), when each becomes
+	// receivable, so that a delete that leaves a never-received head ranks
+	// the group from it without reading its manifest.
+	Ahead []ahead `json:",omitempty"`
 }
+
+// ahead is a manifest's start and when it becomes receivable (its Vis).
+type ahead struct {
+	Start int64
+	Vis   time.Time
+}
+
+// aheadMax bounds groupRec.Ahead.
+const aheadMax = 16
 
 // stdRec is a Standard queue's message with its delivery state.
 type stdRec struct {

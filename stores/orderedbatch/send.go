@@ -236,6 +236,7 @@ func (t *txn) addFIFO(q *queueRec, in []incoming, dd dedup) ([]stores.SendResult
 			}
 		}
 		key := manifestKey(inc, gk, start)
+		g.noteAhead(start, man.Vis)
 		t.putPayload(q, key, encodePayload(bodies), &man.Payload, &man.Chunks)
 		t.set(key, docstore.Fields{
 			fInc: inc, fGen: q.Gen, fShard: shardOf(gk), fVis: man.Vis, fSent: t.now, fN: int64(len(idx)), fData: encode(man),
