@@ -40,6 +40,8 @@ import (
 	"cloud.google.com/go/pubsub/v2"
 	"cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"google.golang.org/api/option"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -137,7 +139,13 @@ func Open(ctx context.Context, project string, opts Options) (*Transport, error)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	client, err := pubsub.NewClient(ctx, project, opts.ClientOptions...)
+	// gRPC waits up to two minutes between reconnects by default; wake-ups
+	// should come back within seconds of Pub/Sub doing so.
+	reconnect := option.WithGRPCDialOption(grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second},
+		MinConnectTimeout: 5 * time.Second,
+	}))
+	client, err := pubsub.NewClient(ctx, project, append([]option.ClientOption{reconnect}, opts.ClientOptions...)...)
 	if err != nil {
 		return nil, fmt.Errorf("pswake: %w", err)
 	}

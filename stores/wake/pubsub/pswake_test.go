@@ -230,7 +230,6 @@ func TestDuplicatesHarmless(t *testing.T) {
 	}
 	waitHint(t, hint, "a duplicated message")
 	time.Sleep(300 * time.Millisecond) // the rest arrive
-	<-time.After(0)
 	select {
 	case <-hint: // the duplicate's hint, coalesced or not: harmless
 	default:
@@ -430,6 +429,8 @@ func TestDegradedWhileUnreachable(t *testing.T) {
 	host := emulator(t)
 	topic := newTopic()
 	p := newProxy(t, host)
+	start := time.Now()
+	t.Cleanup(func() { t.Logf("%v in all", time.Since(start).Round(time.Millisecond)) })
 	ta := open(t, topic,
 		option.WithEndpoint(p.addr),
 		option.WithoutAuthentication(),
@@ -440,18 +441,23 @@ func TestDegradedWhileUnreachable(t *testing.T) {
 	before := len(ra.reports())
 	ctx := context.Background()
 	p.cut()
+	cutAt := time.Now()
 	waitFor(t, 20*time.Second, "degraded while unreachable", func() bool {
 		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 		_ = ta.Publish(pctx, []wake.Event{{Queue: "ping"}})
 		cancel()
 		return slices.Contains(ra.reports()[before:], true)
 	})
+	t.Logf("degraded %v after the cut", time.Since(cutAt).Round(time.Millisecond))
 	p.restore(t)
+	restoredAt := time.Now()
 	waitFor(t, 30*time.Second, "healthy again once reachable", func() bool {
 		return recoveredAfter(ra.reports(), before)
 	})
+	t.Logf("healthy %v after the restore", time.Since(restoredAt).Round(time.Millisecond))
 	waitFor(t, 10*time.Second, "b's event heard after the outage", func() bool {
 		_ = tb.Publish(ctx, []wake.Event{{Queue: "back", Count: 1}})
 		return ra.heard("back")
 	})
+	t.Logf("heard %v after the restore", time.Since(restoredAt).Round(time.Millisecond))
 }
