@@ -30,6 +30,7 @@ import (
 
 	_ "github.com/sluicehq/sluice/stores/wake/fslisten" // SLUICE_WAKEUPS firestore://
 	_ "github.com/sluicehq/sluice/stores/wake/pgnotify" // SLUICE_WAKEUPS postgres://
+	_ "github.com/sluicehq/sluice/stores/wake/pubsub"   // SLUICE_WAKEUPS pubsub://PROJECT/TOPIC
 )
 
 // EntryPoint is the name the function is registered under: gcloud's

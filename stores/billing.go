@@ -10,6 +10,10 @@ import (
 // provider's rules as the store made them.
 type BilledOps struct {
 	Reads, Writes, Deletes int64
+	// Bytes is the billed volume, for a backend that bills by it rather
+	// than per operation (Pub/Sub: the bytes of each publish and pull,
+	// at least 1,000 a request); not part of Total.
+	Bytes int64
 	// Retries are transaction attempts that conflicted with another and
 	// ran again: not billed themselves (their reads are, in Reads), but
 	// what contention costs.
@@ -29,7 +33,7 @@ type Biller interface {
 // Tally counts the billed operations of the calls made with its context
 // (see WithTally). Safe for concurrent use.
 type Tally struct {
-	reads, writes, deletes, retries atomic.Int64
+	reads, writes, deletes, retries, bytes atomic.Int64
 }
 
 // Add counts o.
@@ -41,11 +45,12 @@ func (t *Tally) Add(o BilledOps) {
 	t.writes.Add(o.Writes)
 	t.deletes.Add(o.Deletes)
 	t.retries.Add(o.Retries)
+	t.bytes.Add(o.Bytes)
 }
 
 // Ops is what the tally counted.
 func (t *Tally) Ops() BilledOps {
-	return BilledOps{Reads: t.reads.Load(), Writes: t.writes.Load(), Deletes: t.deletes.Load(), Retries: t.retries.Load()}
+	return BilledOps{Reads: t.reads.Load(), Writes: t.writes.Load(), Deletes: t.deletes.Load(), Retries: t.retries.Load(), Bytes: t.bytes.Load()}
 }
 
 type tallyKey struct{}

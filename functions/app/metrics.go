@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions/httpapi"
 	"github.com/sluicehq/sluice/functions/service"
+	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/wake"
 )
 
@@ -137,9 +138,9 @@ func (m *metrics) observeLongPoll(lp service.LongPoll) {
 	m.longPollWakeups.WithLabelValues("check").Add(float64(lp.Checks))
 }
 
-// watch registers the series read at scrape time from the service and the
-// hub.
-func (m *metrics) watch(svc *service.Service, hub *wake.Hub, depth *depthCollector) {
+// watch registers the series read at scrape time from the service, the
+// hub and, when it bills (stores.Biller), the hub's transport.
+func (m *metrics) watch(svc *service.Service, hub *wake.Hub, transport wake.Transport, depth *depthCollector) {
 	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
 	f(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sluice_long_polls_waiting",
@@ -166,6 +167,18 @@ func (m *metrics) watch(svc *service.Service, hub *wake.Hub, depth *depthCollect
 		}
 		return 0
 	}))
+	if b, ok := transport.(stores.Biller); ok {
+		billed := func(name, help string, v func(stores.BilledOps) int64) {
+			f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+				func() float64 { return float64(v(b.BilledOps())) }))
+		}
+		billed("sluice_wake_billed_reads_total", "Reads the wake-up transport was billed (Firestore: document reads; Pub/Sub: pull responses).",
+			func(o stores.BilledOps) int64 { return o.Reads })
+		billed("sluice_wake_billed_writes_total", "Writes the wake-up transport was billed (Firestore: document writes; Pub/Sub: publish requests).",
+			func(o stores.BilledOps) int64 { return o.Writes })
+		billed("sluice_wake_billed_bytes_total", "Bytes the wake-up transport was billed (Pub/Sub: publish and pull throughput, at least 1,000 a request).",
+			func(o stores.BilledOps) int64 { return o.Bytes })
+	}
 	if depth != nil {
 		f(depth)
 	}

@@ -23,6 +23,7 @@ func TestFunctionLinks(t *testing.T) {
 		"github.com/sluicehq/sluice/stores/wake/fslisten",
 		"github.com/sluicehq/sluice/stores/pgstore",
 		"github.com/sluicehq/sluice/stores/wake/pgnotify",
+		"github.com/sluicehq/sluice/stores/wake/pubsub",
 		"github.com/sluicehq/sluice/stores/memstore",
 		"github.com/GoogleCloudPlatform/functions-framework-go/functions",
 	} {

@@ -17,7 +17,10 @@
 // "postgres" and "firestore" (multiInstanceStores). The Firestore ones need
 // FIRESTORE_EMULATOR_HOST (infra/scripts/firestore.sh); each uses a project
 // id of its own. Without it they skip, unless CI=true or
-// SLUICE_REQUIRE_FIRESTORE=1, where they fail.
+// SLUICE_REQUIRE_FIRESTORE=1, where they fail. TestThreeInstancesActAsOne
+// also runs as "postgres+pubsub" (wakeVariants): PostgreSQL with Pub/Sub
+// wake-ups instead of LISTEN/NOTIFY, on the Pub/Sub emulator
+// (PUBSUB_EMULATOR_HOST, infra/scripts/pubsub.sh), a topic of its own.
 //
 // The PostgreSQL tests need DATABASE_URL (a PostgreSQL the tests may create and drop
 // databases in); `make test-go` provides it through

@@ -132,6 +132,37 @@ func requireFirestore(t *testing.T) string {
 	return h
 }
 
+// requirePubsub returns PUBSUB_EMULATOR_HOST, or skips the test (fails it
+// under CI=true) when it is unset.
+func requirePubsub(t *testing.T) string {
+	t.Helper()
+	h := os.Getenv("PUBSUB_EMULATOR_HOST")
+	if h == "" {
+		const how = "start the emulator with: eval \"$(bash infra/scripts/pubsub.sh start)\" (make test-go does this)"
+		ci := strings.ToLower(os.Getenv("CI"))
+		if ci == "true" || ci == "1" {
+			t.Fatalf("PUBSUB_EMULATOR_HOST is not set, and CI=true forbids skipping; %s", how)
+		}
+		t.Skipf("PUBSUB_EMULATOR_HOST is not set: the Pub/Sub wake-up tests need the emulator; %s", how)
+	}
+	if sluiceBin == "" {
+		t.Fatal("the sluice binary was not built (TestMain)")
+	}
+	return h
+}
+
+// newPubsubTopic returns the wake-ups URL pubsub://systest/<random>: a
+// topic of the test's own on the emulator (the instances create it and
+// their subscriptions, and reach the emulator through
+// PUBSUB_EMULATOR_HOST, which they inherit).
+func newPubsubTopic(t *testing.T, host string) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	topic := "systest-" + hex.EncodeToString(b)
+	t.Logf("Pub/Sub topic %s on the emulator at %s", topic, host)
+	return "pubsub://systest/" + topic
+}
+
 // newFirestoreProject returns the store URL firestore://systest-<random>: a
 // project of the test's own on the emulator, which keeps every project
 // apart. Its documents are deleted when the test ends (after the instances
@@ -200,6 +231,12 @@ type storeKind struct {
 	// timeout of about 2 s), so the loads on it are cut down
 	// (loadSpec.moderated) and long polls across instances wait longer.
 	moderate bool
+	// env is added to each instance's environment (KEY=value), e.g. a
+	// wake-up transport other than the store's default.
+	env func(t *testing.T) []string
+	// wakeKind, when set, is the wake-up transport each instance must log
+	// that it uses (the kind wake.OpenTransport names).
+	wakeKind string
 }
 
 var multiInstanceStores = []storeKind{
@@ -222,9 +259,27 @@ var multiInstanceStores = []storeKind{
 	},
 }
 
-// onStores runs test as one subtest per store in multiInstanceStores.
-func onStores(t *testing.T, test func(t *testing.T, k storeKind)) {
-	for _, k := range multiInstanceStores {
+// wakeVariants are stores with a wake-up transport other than their
+// default, for the tests that check wake-ups across instances.
+var wakeVariants = []storeKind{
+	{
+		name: "postgres+pubsub",
+		newStore: func(t *testing.T) string {
+			return newDatabase(t, requirePostgres(t))
+		},
+		// Pub/Sub (stores/wake/pubsub) instead of LISTEN/NOTIFY.
+		env: func(t *testing.T) []string {
+			return []string{"SLUICE_WAKEUPS=" + newPubsubTopic(t, requirePubsub(t))}
+		},
+		crossWake: true,
+		wakeKind:  "pubsub",
+	},
+}
+
+// onStores runs test as one subtest per store in multiInstanceStores (and
+// in extra).
+func onStores(t *testing.T, test func(t *testing.T, k storeKind), extra ...storeKind) {
+	for _, k := range append(slices.Clip(multiInstanceStores), extra...) {
 		t.Run(k.name, func(t *testing.T) { test(t, k) })
 	}
 }
@@ -232,7 +287,22 @@ func onStores(t *testing.T, test func(t *testing.T, k storeKind)) {
 // newCluster starts n instances on a store of the test's own.
 func (k storeKind) newCluster(t *testing.T, n int) *cluster {
 	t.Helper()
-	c := newCluster(t, k.newStore(t), n)
+	var env []string
+	if k.env != nil {
+		env = k.env(t)
+	}
+	c := newCluster(t, k.newStore(t), n, env...)
+	if k.wakeKind != "" {
+		for _, in := range c.insts {
+			b, err := os.ReadFile(in.logPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(b, []byte("transport="+k.wakeKind)) {
+				t.Fatalf("%s does not log wake-ups transport=%s; log:\n%s", in.name, k.wakeKind, in.logTail(30))
+			}
+		}
+	}
 	c.crossWake = k.crossWake
 	if !k.crossWake {
 		// Room for a periodic check or two that finds the rows locked.
@@ -547,11 +617,13 @@ type cluster struct {
 	urls map[string][]string
 }
 
-func newCluster(t *testing.T, store string, n int) *cluster {
+// newCluster starts n instances on store, each with extraEnv (KEY=value)
+// added to its environment.
+func newCluster(t *testing.T, store string, n int, extraEnv ...string) *cluster {
 	t.Helper()
 	c := &cluster{t: t, hc: newHTTPClient(), urls: map[string][]string{}, crossWake: true, probeWait: 5}
 	for i := range n {
-		in := startInstance(t, fmt.Sprintf("sluice-%c", 'A'+i), store)
+		in := startInstanceEnv(t, fmt.Sprintf("sluice-%c", 'A'+i), store, extraEnv...)
 		c.insts = append(c.insts, in)
 		c.clients = append(c.clients, newClient(in.url, c.hc))
 	}

@@ -34,7 +34,7 @@ func queueAttrs(fifo bool, visibility time.Duration) map[string]string {
 }
 
 // TestThreeInstancesActAsOne runs three instances on one store (once on
-// each of multiInstanceStores) under a
+// each of multiInstanceStores, and on PostgreSQL with Pub/Sub wake-ups) under a
 // mixed load: producers spread over the instances send to a FIFO queue (16
 // groups; some sends repeated with the same deduplication id through
 // another instance, some sent through two instances at once) and a
@@ -46,7 +46,9 @@ func queueAttrs(fifo bool, visibility time.Duration) map[string]string {
 // under notifyFast) where the store has a wake-up transport across
 // processes (PostgreSQL's LISTEN/NOTIFY, Firestore's snapshot listeners),
 // by its periodic check otherwise.
-func TestThreeInstancesActAsOne(t *testing.T) { onStores(t, testThreeInstancesActAsOne) }
+func TestThreeInstancesActAsOne(t *testing.T) {
+	onStores(t, testThreeInstancesActAsOne, wakeVariants...)
+}
 
 func testThreeInstancesActAsOne(t *testing.T, kind storeKind) {
 	c := kind.newCluster(t, 3)

@@ -12,4 +12,5 @@ import (
 
 	_ "github.com/sluicehq/sluice/stores/wake/fslisten" // --wakeups firestore://: snapshot listeners
 	_ "github.com/sluicehq/sluice/stores/wake/pgnotify" // --wakeups postgres://: LISTEN/NOTIFY
+	_ "github.com/sluicehq/sluice/stores/wake/pubsub"   // --wakeups pubsub://PROJECT/TOPIC: Pub/Sub
 )
