@@ -148,7 +148,7 @@ func allPairs(ctx context.Context, c *cluster, queue string) []probeResult {
 // visibility timeout. No acknowledged send may be lost, FIFO
 // order must hold in the sequence of deliveries, and the survivors must
 // keep serving, and answer each other's long polls.
-func TestKillServingInstance(t *testing.T) { onStores(t, testKillServingInstance) }
+func TestKillServingInstance(t *testing.T) { onStores(t, testKillServingInstance, wakeVariants...) }
 
 func testKillServingInstance(t *testing.T, kind storeKind) {
 	c := kind.newCluster(t, 3)
