@@ -443,9 +443,26 @@ func (t *Transport) createSubscription(ctx context.Context) error {
 	return err
 }
 
+// closeWait bounds Close: after an outage the library's stop can wait on
+// streams and flushes that never end, and a stopping process must not
+// hang on them.
+const closeWait = 5 * time.Second
+
 // Close deletes the subscription (after Listen returned) and closes the
-// client. A subscription that cannot be deleted now expires by itself.
+// client, or gives up after closeWait and leaves that to finish by itself.
+// A subscription that cannot be deleted now expires by itself.
 func (t *Transport) Close() error {
+	done := make(chan error, 1)
+	go func() { done <- t.close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(closeWait):
+		return fmt.Errorf("pswake: closing took over %s; left to finish by itself", closeWait)
+	}
+}
+
+func (t *Transport) close() error {
 	t.pub.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
 	defer cancel()
