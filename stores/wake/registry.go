@@ -67,3 +67,19 @@ func OpenTransport(ctx context.Context, rawURL string, logger *slog.Logger) (Tra
 	}
 	return t, o.Kind, nil
 }
+
+// SplitURL reads scheme://FIRST or scheme://FIRST/SECOND (a trailing slash
+// allowed), the form of the transports whose URL names a project and,
+// optionally, one thing in it; ok is false for anything else (another
+// scheme, no FIRST, more segments, a query or fragment).
+func SplitURL(rawURL, scheme string) (first, second string, ok bool) {
+	s, rest, found := strings.Cut(rawURL, "://")
+	if !found || !strings.EqualFold(s, scheme) {
+		return "", "", false
+	}
+	first, second, _ = strings.Cut(strings.TrimSuffix(rest, "/"), "/")
+	if first == "" || strings.ContainsAny(second, "/?#") || strings.ContainsAny(first, "?#") {
+		return "", "", false
+	}
+	return first, second, true
+}

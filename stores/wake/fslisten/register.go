@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/sluicehq/sluice/stores/wake"
 )
@@ -29,12 +28,9 @@ func init() {
 // parseURL reads firestore://PROJECT or firestore://PROJECT/DATABASE, as
 // the Firestore store does.
 func parseURL(rawURL string) (project, database string, err error) {
-	scheme, rest, ok := strings.Cut(rawURL, "://")
-	if ok && strings.EqualFold(scheme, "firestore") {
-		project, database, _ = strings.Cut(strings.TrimSuffix(rest, "/"), "/")
-	}
-	if project == "" || strings.ContainsAny(database, "/?#") || strings.ContainsAny(project, "?#") {
+	a, b, ok := wake.SplitURL(rawURL, "firestore")
+	if !ok {
 		return "", "", fmt.Errorf("fslisten: want firestore://PROJECT or firestore://PROJECT/DATABASE, got %q", rawURL)
 	}
-	return project, database, nil
+	return a, b, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/sluicehq/sluice/stores/wake"
 )
@@ -27,12 +26,9 @@ func init() {
 
 // parseURL reads pubsub://PROJECT or pubsub://PROJECT/TOPIC.
 func parseURL(rawURL string) (project, topic string, err error) {
-	scheme, rest, ok := strings.Cut(rawURL, "://")
-	if ok && strings.EqualFold(scheme, "pubsub") {
-		project, topic, _ = strings.Cut(strings.TrimSuffix(rest, "/"), "/")
-	}
-	if project == "" || strings.ContainsAny(topic, "/?#") || strings.ContainsAny(project, "?#") {
+	a, b, ok := wake.SplitURL(rawURL, "pubsub")
+	if !ok {
 		return "", "", fmt.Errorf("pswake: want pubsub://PROJECT or pubsub://PROJECT/TOPIC, got %q", rawURL)
 	}
-	return project, topic, nil
+	return a, b, nil
 }
