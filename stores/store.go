@@ -279,6 +279,11 @@ type MessageClaimResult struct {
 	// Redriven is how many messages the claim moved to the dead-letter
 	// queue (they are receivable there now).
 	Redriven int
+	// Contended: the claim found nothing because other receivers took its
+	// candidates first, so messages may still be receivable. A long poll
+	// looks again soon instead of waiting for a wake-up, and nobody may
+	// remember the queue as empty.
+	Contended bool
 }
 
 // Outcome of an operation on one delivery, by receipt.

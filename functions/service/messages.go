@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -336,6 +337,12 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 		}
 		lp.waiting()
 		sleep := min(remaining, s.repairInterval())
+		if res.Contended {
+			// Other receivers took what this claim found; what they left
+			// sends no wake-up, so look again after a short, jittered
+			// pause (which spreads the receivers that lost together).
+			sleep = min(sleep, contendedPause())
+		}
 		if !res.NextChange.IsZero() {
 			if d := res.NextChange.Sub(s.wallNow()); d < sleep {
 				// The floor: NextChange is on the store's clock, which may
@@ -385,7 +392,7 @@ func (s *Service) claim(ctx context.Context, p *stores.MessageClaimParams, check
 		return nil, s.storeErr(ctx, err)
 	}
 	s.wakeAfterClaim(ctx, p, res)
-	if len(res.Messages) == 0 && res.Redriven == 0 {
+	if len(res.Messages) == 0 && res.Redriven == 0 && !res.Contended {
 		if memo {
 			s.idle.remember(p.QueueName, p.QueueID, mark, start, res.NextChange)
 		}
@@ -397,6 +404,12 @@ func (s *Service) claim(ctx context.Context, p *stores.MessageClaimParams, check
 
 // nextChangeFloor is the shortest wait for a NextChange.
 const nextChangeFloor = 20 * time.Millisecond
+
+// contendedPause is how long a long poll whose claim lost to other
+// receivers waits before it looks again: 10 to 40 ms.
+func contendedPause() time.Duration {
+	return 10*time.Millisecond + rand.N(30*time.Millisecond)
+}
 
 // repairInterval is how long a long poll waits for a wake-up before it
 // checks the store itself: a lost wake-up costs at most this much latency.

@@ -32,12 +32,14 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 	defer s.claiming(p.QueueID, -1)
 	var res *stores.MessageClaimResult
 	checked := false // the queue record was read during this call
+	lost := false    // the last try's candidates were taken by others
 	for try := 0; ; try++ {
 		cands, hints, err := s.candidates(ctx, q, p.Max, now, crowded || try > 0)
 		if err != nil {
 			return nil, err
 		}
-		var lost, stale bool
+		var stale bool
+		lost = false
 		res = &stores.MessageClaimResult{}
 		// With no candidate there is nothing to claim; but a repeated
 		// attempt replays what it claimed before.
@@ -103,6 +105,12 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 		if len(res.Messages) > 0 || !lost || try >= claimRetries {
 			break
 		}
+	}
+	if len(res.Messages) == 0 && lost {
+		// The others may have left some: the caller looks again soon, so
+		// the next change need not be looked up.
+		res.Contended = true
+		return res, nil
 	}
 	if len(res.Messages) == 0 {
 		if res.NextChange, err = s.nextChange(ctx, q, now); err != nil {

@@ -168,3 +168,62 @@ func TestMaintainLeavesExpiredToBackend(t *testing.T) {
 		})
 	}
 }
+
+// rivalDocs runs rival before each transaction: another receiver that
+// always gets to the candidates first.
+type rivalDocs struct {
+	docstore.Store
+	rival func()
+}
+
+func (r rivalDocs) RunTx(ctx context.Context, fn func(context.Context, docstore.Tx) error) error {
+	r.rival()
+	return r.Store.RunTx(ctx, fn)
+}
+
+// A claim whose every try loses its candidates to another receiver, while
+// messages keep arriving, reports Contended (so that a long poll looks
+// again soon, and nobody remembers the queue as empty) instead of an empty
+// answer that looks like an empty queue; a claim of an empty queue does
+// not.
+func TestClaimThatLosesEveryCandidateSaysContended(t *testing.T) {
+	docs := memdocs.New()
+	e := newInstance(t, docs, orderedbatch.Options{Name: "memdocs"})
+	racing, rivals := false, 0
+	loser := orderedbatch.New(rivalDocs{docs, func() {
+		if !racing {
+			return
+		}
+		rivals++
+		res, err := e.a.MessageClaim(e.ctx, &stores.MessageClaimParams{QueueName: e.q.Name, QueueID: e.q.ID, Max: 10,
+			VisibilityTimeout: time.Hour, Token: fmt.Sprintf("rival%d", rivals), Now: time.Now()})
+		if err != nil || len(res.Messages) == 0 {
+			t.Errorf("the rival took nothing (%v)", err)
+		}
+		e.send(e.a, fmt.Sprintf("g%d", rivals)) // the next try finds this one
+	}}, orderedbatch.Options{Name: "memdocs"})
+	claim := func() *stores.MessageClaimResult {
+		t.Helper()
+		res, err := loser.MessageClaim(e.ctx, &stores.MessageClaimParams{QueueName: e.q.Name, QueueID: e.q.ID, Max: 1,
+			// A minute ahead, so that the messages the rival sends while
+			// the claim runs are as receivable to it as those sent before.
+			VisibilityTimeout: 30 * time.Second, Token: "loser", Now: time.Now().Add(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := claim(); res.Contended || len(res.Messages) != 0 {
+		t.Fatalf("a claim of an empty queue: %d messages, contended %v; want none, false", len(res.Messages), res.Contended)
+	}
+	e.send(e.a, "g0")
+	racing = true
+	res := claim()
+	racing = false
+	if len(res.Messages) != 0 || !res.Contended {
+		t.Fatalf("a claim that lost every try (%d tries): %d messages, contended %v; want none, true", rivals, len(res.Messages), res.Contended)
+	}
+	if got := e.claim(e.a); len(got) != 1 {
+		t.Errorf("after the contended claim %d messages were receivable, want the 1 the rival left", len(got))
+	}
+}

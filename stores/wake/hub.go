@@ -142,13 +142,37 @@ func (h *Hub) Subscribe(queue string) (hint <-chan struct{}, cancel func()) {
 		once.Do(func() {
 			h.subMu.Lock()
 			defer h.subMu.Unlock()
-			if set := h.subs[queue]; set != nil {
-				delete(set, sub)
-				if len(set) == 0 {
-					delete(h.subs, queue)
-				}
+			set := h.subs[queue]
+			if set == nil {
+				return
+			}
+			delete(set, sub)
+			if len(set) == 0 {
+				delete(h.subs, queue)
+			}
+			select {
+			case <-sub.ch:
+				// A wake-up this waiter will not act on (it is done, say
+				// with messages its claim found first). An event wakes as
+				// few waiters as it has messages, so pass it on, or a
+				// waiter would sleep beside a receivable message.
+				h.wakeOne(set)
+			default:
 			}
 		})
+	}
+}
+
+// wakeOne wakes one waiter of the set that has no wake-up pending. Call
+// with subMu held.
+func (h *Hub) wakeOne(set map[*subscription]struct{}) {
+	for sub := range set {
+		select {
+		case sub.ch <- struct{}{}:
+			h.stats.woken.Add(1)
+			return
+		default:
+		}
 	}
 }
 

@@ -66,6 +66,46 @@ func TestPublishWakesCountedWaiters(t *testing.T) {
 	}
 }
 
+// A waiter that stops with a wake-up it did not act on passes it to
+// another waiter of the queue: an event of Count 1 woke only it, and the
+// message would otherwise wait beside a sleeping poll. One that acted on
+// its wake-up passes nothing on.
+func TestCancelPassesAnUnusedWakeUpOn(t *testing.T) {
+	h := NewHub(HubOptions{})
+	defer h.Close()
+	ctx := context.Background()
+	// woken subscribes two waiters, publishes an event of 1 and returns
+	// the woken one first.
+	woken := func() (hinted, other <-chan struct{}, cancelHinted, cancelOther func()) {
+		a, cancelA := h.Subscribe("q")
+		b, cancelB := h.Subscribe("q")
+		h.Publish(ctx, Event{Queue: "q", Count: 1})
+		if len(a) == 1 {
+			return a, b, cancelA, cancelB
+		}
+		if len(b) != 1 {
+			t.Fatal("an event of 1 woke nobody")
+		}
+		return b, a, cancelB, cancelA
+	}
+	for range 50 { // waiters are tried in map order: try many orders
+		_, other, cancelHinted, cancelOther := woken()
+		cancelHinted() // stops without reading its wake-up
+		if len(other) != 1 {
+			t.Fatal("a wake-up left unread at cancel was not passed on")
+		}
+		cancelOther()
+
+		hinted, other, cancelHinted, cancelOther := woken()
+		<-hinted // acts on it
+		cancelHinted()
+		if len(other) != 0 {
+			t.Fatal("a wake-up that was acted on was passed on")
+		}
+		cancelOther()
+	}
+}
+
 func TestMarkAndWokeSince(t *testing.T) {
 	h := NewHub(HubOptions{})
 	defer h.Close()
