@@ -64,6 +64,13 @@ function show(id, ok, text, err) {
   }
 }
 
+// clear empties a result line as an action starts, so that what it then
+// shows is that action's outcome.
+function clear(id) {
+  $(id).className = 'result';
+  $(id).replaceChildren();
+}
+
 function banner(text) {
   const b = $('banner');
   b.hidden = !text;
@@ -76,8 +83,22 @@ function selectedQueue() {
 
 // ---- the queue table -------------------------------------------------------
 
-function depthCell(n, cls) {
-  return el('td', { className: 'num ' + cls + (n === 0 ? ' zero' : ''), textContent: String(n) });
+function setDepth(td, n) {
+  td.textContent = String(n);
+  td.classList.toggle('zero', n === 0);
+}
+
+// queueRow builds a queue's row once; polling then updates it in place, so
+// that a click or the focus is never lost to a row built again.
+function queueRow(q) {
+  const name = el('td', { className: 'name' }, el('button', { type: 'button', textContent: q.name }),
+    el('span', { className: 'badge fifo', textContent: 'FIFO', hidden: !q.fifo }),
+    el('span', { className: 'badge dlq', textContent: 'DLQ', hidden: true }));
+  const tr = el('tr', {}, name, el('td', { className: 'num visible' }), el('td', { className: 'num inflight' }),
+    el('td', { className: 'num delayed' }), el('td', { className: 'dlq-target' }));
+  tr.dataset.queue = q.name;
+  tr.addEventListener('click', () => select(q.name));
+  return tr;
 }
 
 function renderQueues(list, truncated) {
@@ -85,20 +106,23 @@ function renderQueues(list, truncated) {
   $('queue-count').textContent = '(' + list.length + ')';
   $('no-queues').hidden = list.length > 0;
   $('truncated').hidden = !truncated;
-  const rows = list.map((q) => {
-    const name = el('td', { className: 'name' },
-      el('button', { type: 'button', textContent: q.name }),
-      q.fifo ? el('span', { className: 'badge fifo', textContent: 'FIFO' }) : null,
-      q.sources && q.sources.length ? el('span', { className: 'badge dlq', textContent: 'DLQ' }) : null);
-    const tr = el('tr', {}, name,
-      depthCell(q.visible, 'visible'), depthCell(q.inFlight, 'inflight'), depthCell(q.delayed, 'delayed'),
-      el('td', { className: 'dlq-target', textContent: q.deadLetterQueue || '' }));
-    tr.dataset.queue = q.name;
-    if (q.name === state.selected) tr.classList.add('selected');
-    tr.addEventListener('click', () => select(q.name));
-    return tr;
-  });
-  document.querySelector('#queues tbody').replaceChildren(...rows);
+  const body = document.querySelector('#queues tbody');
+  const rows = new Map([...body.children].map((tr) => [tr.dataset.queue, tr]));
+  let prev = null;
+  for (const q of list) {
+    const tr = rows.get(q.name) || queueRow(q);
+    rows.delete(q.name);
+    setDepth(tr.querySelector('.visible'), q.visible);
+    setDepth(tr.querySelector('.inflight'), q.inFlight);
+    setDepth(tr.querySelector('.delayed'), q.delayed);
+    tr.querySelector('.dlq-target').textContent = q.deadLetterQueue || '';
+    tr.querySelector('.badge.dlq').hidden = !(q.sources && q.sources.length);
+    tr.classList.toggle('selected', q.name === state.selected);
+    const at = prev ? prev.nextSibling : body.firstChild;
+    if (at !== tr) body.insertBefore(tr, at);
+    prev = tr;
+  }
+  for (const tr of rows.values()) tr.remove();
   if (state.selected && !selectedQueue()) {
     state.selected = '';
     $('detail').hidden = true;
@@ -121,7 +145,7 @@ function select(name) {
   $('detail-kind').className = 'badge' + (q.fifo ? ' fifo' : '');
   $('detail-url').textContent = q.url;
   for (const e of document.querySelectorAll('.fifo-only')) e.hidden = !q.fifo;
-  for (const id of ['send-result', 'peek-result', 'purge-result', 'redrive-result']) $(id).replaceChildren();
+  for (const id of ['send-result', 'peek-result', 'purge-result', 'redrive-result']) clear(id);
   $('messages').replaceChildren();
   $('purge-confirm').hidden = true;
   $('purge-name').textContent = q.name;
@@ -188,6 +212,7 @@ async function send(ev) {
     body.dedupId = f.dedupId.value;
   }
   if (f.delaySeconds.value !== '') body.delaySeconds = Number(f.delaySeconds.value);
+  clear('send-result');
   $('send').disabled = true;
   try {
     const out = await post('send', body);
@@ -220,6 +245,7 @@ function messageCard(m) {
 
 async function peek() {
   const q = selectedQueue();
+  clear('peek-result');
   $('peek').disabled = true;
   try {
     const out = await post('peek', { queue: q.name, max: Number($('peek-max').value) });
@@ -237,6 +263,7 @@ async function peek() {
 async function purge() {
   const q = selectedQueue();
   $('purge-confirm').hidden = true;
+  clear('purge-result');
   try {
     await post('purge', { queue: q.name });
     show('purge-result', true, 'Purged ' + q.name + '.');
@@ -251,6 +278,7 @@ async function redrive() {
   const q = selectedQueue();
   const body = { sourceArn: q.arn, destinationArn: $('redrive-dest').value };
   if ($('redrive-rate').value !== '') body.maxPerSecond = Number($('redrive-rate').value);
+  clear('redrive-result');
   $('redrive').disabled = true;
   try {
     const out = await post('redrive', body);
