@@ -8,6 +8,9 @@
 #   make test-clients  the real AWS clients through each entry point: sluice serve,
 #                      the Cloud Function, the Lambda bootstrap (infra/clients/run.sh;
 #                      SUITES="py-json js", CLIENT_ENTRIES="serve" to pick some)
+#   make test-console  the web console in headless Chromium against sluice serve
+#                      --console (infra/console/run.sh; screenshots in
+#                      .tmp/console-screenshots)
 #   make fuzz          every Fuzz target for FUZZTIME each (default 10s)
 #   make run           build, then serve (ARGS="--addr 127.0.0.1:9324 --store mem://")
 #   make clean         remove bin/ (distclean: also the JS suite's node_modules)
@@ -41,7 +44,7 @@ ARGS        ?=
 SERVICE_NAMES := postgres firestore pubsub
 SERVICES ?= $(foreach s,$(SERVICE_NAMES),$(if $(wildcard infra/scripts/$(s).sh),$(s)))
 
-.PHONY: all build static test test-go vet test-clients fuzz run clean distclean services services-stop
+.PHONY: all build static test test-go vet test-clients test-console fuzz run clean distclean services services-stop
 
 all: build
 
@@ -54,13 +57,14 @@ build:
 static:
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "-s -w -X main.version=$(VERSION)" -o $(STATIC) $(CMD)
 
-# Both halves run even when the first fails, so that one CI run shows all
-# that is broken; the exit status is a failure when either failed.
+# All parts run even when one fails, so that one CI run shows all that is
+# broken; the exit status is a failure when any failed.
 test:
 	@rc=0; \
 	$(MAKE) --no-print-directory test-go && go_result=ok || { go_result=FAILED; rc=1; }; \
 	$(MAKE) --no-print-directory test-clients && clients_result=ok || { clients_result=FAILED; rc=1; }; \
-	if [ $$rc -ne 0 ]; then echo "make test: test-go $$go_result, test-clients $$clients_result"; fi; \
+	$(MAKE) --no-print-directory test-console && console_result=ok || { console_result=FAILED; rc=1; }; \
+	if [ $$rc -ne 0 ]; then echo "make test: test-go $$go_result, test-clients $$clients_result, test-console $$console_result"; fi; \
 	exit $$rc
 
 # For a shell of your own: eval "$$(make -s services)"; later make services-stop.
@@ -98,6 +102,12 @@ test-clients:
 	  SLUICE_ENTRY=$$e bash infra/clients/run.sh || { echo "client suites through $$e: FAILED"; rc=1; }; \
 	done; exit $$rc
 
+# The web console in headless Chromium (Debian's chromium, driven by
+# playwright-core; both installed when missing, a failure under CI=true
+# when they cannot be).
+test-console:
+	bash infra/console/run.sh
+
 fuzz:
 	FUZZTIME=$(FUZZTIME) bash infra/scripts/fuzz.sh
 
@@ -108,7 +118,7 @@ clean:
 	rm -rf bin
 
 distclean: clean
-	rm -rf infra/clients/js/node_modules
+	rm -rf infra/clients/js/node_modules infra/console/node_modules
 
 # ---- make bench: the load matrix (`sluice bench`, infra/bench/). Not part
 # of `make test`; takes about five minutes.

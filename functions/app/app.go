@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/functions/console"
 	"github.com/sluicehq/sluice/functions/httpapi"
 	"github.com/sluicehq/sluice/functions/service"
 	"github.com/sluicehq/sluice/functions/sigv4"
@@ -121,6 +122,10 @@ type Config struct {
 	// bearer token run a maintenance pass through PathMaintain (for
 	// schedulers that cannot sign requests).
 	MaintenanceToken string
+	// Console serves the web console at console.Path, behind HTTP Basic
+	// credentials checked against AuthKeys when those are checked (see
+	// functions/console). Off by default.
+	Console bool
 }
 
 // The values of Config.Auth.
@@ -184,6 +189,7 @@ type App struct {
 	hub      *wake.Hub
 	svc      *service.Service
 	handler  http.Handler
+	console  http.Handler // nil: no console
 	log      *slog.Logger
 	maintain maintainGate
 
@@ -276,6 +282,14 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	sqs := httpapi.NewHandler(svc, httpapi.Options{Logger: logger, MaxBodyBytes: cfg.MaxBodyBytes,
 		BodyMemory: cfg.BodyMemory, BodyTimeout: cfg.BodyTimeout, TrustForwarded: cfg.TrustForwarded,
 		RequestLogLevel: cfg.RequestLogLevel, Observe: m.observeRequest, Verify: verify})
+	if cfg.Console {
+		var keys []sigv4.Key
+		if cfg.Auth == AuthSigV4 {
+			keys = cfg.AuthKeys
+		}
+		a.console = console.New(console.Config{Service: svc, Keys: keys, TrustForwarded: cfg.TrustForwarded, Logger: logger})
+		logger.Info("web console", "path", console.Path+"/", "basic_auth", len(keys) > 0)
+	}
 	a.handler = a.routes(sqs, a.metricsHere)
 	if d, ok := raw.(stores.Describer); ok {
 		a.storeInfo = d.Describe(ctx)

@@ -47,6 +47,8 @@ type Settings struct {
 	DevClockOffset time.Duration
 	// MetricsMaxQueues: SLUICE_METRICS_MAX_QUEUES; 0 means none.
 	MetricsMaxQueues int
+	// Console: SLUICE_CONSOLE (Config.Console).
+	Console bool
 
 	// Of a server that listens itself (sluice serve, a container).
 	Addr            string // PORT (all interfaces), else SLUICE_ADDR
@@ -113,6 +115,11 @@ func SettingsFromEnv(lookup func(string) (string, bool)) (Settings, error) {
 			return Settings{}, fmt.Errorf("bad SLUICE_DEV_NO_COOLDOWNS %q: use true or false", v)
 		}
 	}
+	if v := get("SLUICE_CONSOLE", ""); v != "" {
+		if s.Console, err = strconv.ParseBool(v); err != nil {
+			return Settings{}, fmt.Errorf("bad SLUICE_CONSOLE %q: use true or false", v)
+		}
+	}
 	if v := get("SLUICE_MAX_WAIT", ""); v != "" {
 		if s.MaxWait, err = time.ParseDuration(v); err != nil || s.MaxWait < 0 {
 			return Settings{}, fmt.Errorf("bad SLUICE_MAX_WAIT %q: use a duration such as 9s", v)
@@ -144,7 +151,7 @@ func (s Settings) Config(logs io.Writer) (Config, error) {
 		Store: s.Store, Wakeups: s.Wakeups, Region: s.Region, AccountID: s.AccountID, BaseURL: s.BaseURL, TrustForwarded: s.TrustForwarded,
 		Logger: logger, RequestLogLevel: reqLevel, BodyMemory: s.BodyMemory, BodyTimeout: s.BodyTimeout,
 		NoCooldowns: s.NoCooldowns, DevClockOffset: s.DevClockOffset, MetricsMaxQueues: s.MetricsMaxQueues,
-		MaintenanceToken: s.MaintenanceToken, MaxWait: s.MaxWait,
+		MaintenanceToken: s.MaintenanceToken, MaxWait: s.MaxWait, Console: s.Console,
 	}
 	switch {
 	case c.MetricsMaxQueues == 0:

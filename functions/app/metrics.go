@@ -146,6 +146,20 @@ func (m *metrics) watch(svc *service.Service, hub *wake.Hub, transport wake.Tran
 		Name: "sluice_long_polls_waiting",
 		Help: "Receives waiting now.",
 	}, func() float64 { return float64(svc.LongPollsWaiting()) }))
+	for _, e := range []struct {
+		event string
+		n     func(service.MessageCounts) uint64
+	}{
+		{"sent", func(c service.MessageCounts) uint64 { return c.Sent }},
+		{"received", func(c service.MessageCounts) uint64 { return c.Received }},
+		{"deleted", func(c service.MessageCounts) uint64 { return c.Deleted }},
+	} {
+		f(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "sluice_messages_total",
+			Help:        "Messages this instance sent, returned from receives and deleted (batch entries each), by event.",
+			ConstLabels: prometheus.Labels{"event": e.event},
+		}, func() float64 { return float64(e.n(svc.MessageCounts())) }))
+	}
 	hubCounter := func(name, help string, v func(wake.HubStats) uint64) {
 		f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
 			func() float64 { return float64(v(hub.Stats())) }))

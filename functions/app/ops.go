@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluicehq/sluice/functions/console"
 	"github.com/sluicehq/sluice/stores"
 )
 
@@ -26,6 +27,10 @@ const healthTimeout = 2 * time.Second
 // handler.
 func (a *App) routes(sqs http.Handler, withMetrics bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if a.console != nil && (r.URL.Path == console.Path || strings.HasPrefix(r.URL.Path, console.Path+"/")) {
+			a.console.ServeHTTP(w, r)
+			return
+		}
 		switch r.URL.Path {
 		case PathHealth, PathReady:
 			a.serveOps(w, r)
@@ -113,6 +118,9 @@ func (a *App) serveFront(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(&b, "%-10s liveness\n%-10s readiness (the store can serve)\n", PathHealth, PathReady)
 	if a.metricsHere {
 		fmt.Fprintf(&b, "%-10s Prometheus metrics\n", PathMetrics)
+	}
+	if a.console != nil {
+		fmt.Fprintf(&b, "%s/ the web console\n", console.Path)
 	}
 	plain(w, http.StatusOK, b.String())
 }

@@ -314,6 +314,11 @@ func errStatus(e *contract.Error) int {
 	return http.StatusInternalServerError
 }
 
+// RequestBase is scheme://host of r as the client addressed it, as the
+// handler reads it for queue URLs (see Options.TrustForwarded), for other
+// handlers of the same server that build queue URLs or check origins.
+func RequestBase(r *http.Request, trustForwarded bool) string { return requestBase(r, trustForwarded) }
+
 // requestBase is scheme://host of the request as the client addressed it:
 // as it reached this server, or, with trustForwarded, as the front end
 // before it says (the first value of each forwarding header).

@@ -28,6 +28,10 @@ func WithCaller(ctx context.Context, c Caller) context.Context {
 // Region is the configured region: the one every request acts in.
 func (s *Service) Region() string { return s.cfg.Region }
 
+// AccountID is the configured account: the one requests act for unless
+// the entry point says otherwise (WithCaller).
+func (s *Service) AccountID() string { return s.cfg.AccountID }
+
 // home is the configured account and region.
 func (s *Service) home() Caller { return Caller{AccountID: s.cfg.AccountID, Region: s.cfg.Region} }
 

@@ -146,6 +146,7 @@ func (s *Service) SendMessage(ctx context.Context, in *contract.SendMessageInput
 		return nil, s.storeErr(ctx, err)
 	}
 	s.wakeAfterSend(ctx, q, res)
+	s.counts.sent.Add(1)
 	sr := res.Results[0]
 	return &contract.SendMessageOutput{
 		MD5OfMessageBody:             msg.MD5OfBody,
@@ -237,6 +238,7 @@ func (s *Service) SendMessageBatch(ctx context.Context, in *contract.SendMessage
 		return nil, s.storeErr(ctx, err)
 	}
 	s.wakeAfterSend(ctx, q, res)
+	s.counts.sent.Add(uint64(len(res.Results)))
 	for i, sr := range res.Results {
 		out.Successful = append(out.Successful, contract.SendMessageBatchResultEntry{
 			Id: okIDs[i], MessageId: sr.MessageID, SequenceNumber: sr.SequenceNumber,
@@ -306,6 +308,7 @@ func (s *Service) ReceiveMessage(ctx context.Context, in *contract.ReceiveMessag
 	if err != nil {
 		return nil, err
 	}
+	s.counts.received.Add(uint64(len(claimed)))
 	out := &contract.ReceiveMessageOutput{}
 	sel := newAttributeSelection(in.AttributeNames, in.MessageSystemAttributeNames, in.MessageAttributeNames)
 	for _, m := range claimed {
@@ -570,6 +573,7 @@ func (s *Service) deleteReceipts(ctx context.Context, q *stores.Queue, handles [
 		}
 	}
 	s.wakeAfterDelete(ctx, q, deleted)
+	s.counts.deleted.Add(uint64(deleted))
 	return errs, nil
 }
 

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
@@ -108,4 +109,22 @@ func (s *Service) QueueDepths(ctx context.Context, limit int) (depths []QueueDep
 		depths = append(depths, QueueDepth{AccountID: c.AccountID, Region: c.Region, Name: name, QueueStats: *st})
 	}
 	return depths, more, ctx.Err()
+}
+
+// MessageCounts are the messages this Service sent, received and deleted
+// since it started (successful entries of batches included; a receive
+// counts each message it returned). They are this process's counts, for
+// rates on the console and in metrics; other instances keep their own.
+type MessageCounts struct {
+	Sent, Received, Deleted uint64
+}
+
+// messageCounters are the running MessageCounts.
+type messageCounters struct {
+	sent, received, deleted atomic.Uint64
+}
+
+// MessageCounts reads the counts so far.
+func (s *Service) MessageCounts() MessageCounts {
+	return MessageCounts{Sent: s.counts.sent.Load(), Received: s.counts.received.Load(), Deleted: s.counts.deleted.Load()}
 }

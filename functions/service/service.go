@@ -75,6 +75,7 @@ type Service struct {
 	shutdown chan struct{}
 	// waiting counts the long polls waiting now.
 	waiting atomic.Int64
+	counts  messageCounters
 }
 
 // New returns a Service over cfg.Store.

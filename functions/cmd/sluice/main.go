@@ -86,12 +86,16 @@ Flags of serve (the environment variable sets the default):
   --metrics-max-queues N  (SLUICE_METRICS_MAX_QUEUES)
                         queues whose depths /metrics reports (default 100; 0: none)
   --queues FILE         SLUICE_QUEUES           JSON file of queues to create at start (idempotent)
+  --console             SLUICE_CONSOLE          serve the web console at /_sluice/console/ (default off); when
+                                                keys are checked it asks for one: access key id as the user,
+                                                secret key as the password (HTTP Basic)
   --dev-no-cooldowns    SLUICE_DEV_NO_COOLDOWNS for test suites: no 60-second wait to re-create a deleted
                                                 queue or to purge again (default off, as on AWS)
   (SLUICE_DEV_CLOCK_OFFSET=D)  for tests: requests and maintenance run on a clock D from the real one
 
 Paths besides SQS: /healthz (liveness), /readyz (readiness), /metrics (Prometheus), GET / (this build),
-POST /_sluice/maintain (one maintenance pass, for a scheduler; signed, or SLUICE_MAINTENANCE_TOKEN as a bearer).
+POST /_sluice/maintain (one maintenance pass, for a scheduler; signed, or SLUICE_MAINTENANCE_TOKEN as a bearer),
+/_sluice/console/ (the web console, with --console).
 
 Flags of maintain: --store, --log-level, --log-format, as above.
 
@@ -191,6 +195,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&set.RequestLogLevel, "request-log-level", set.RequestLogLevel, "level of request lines")
 	fs.StringVar(&set.QueuesFile, "queues", set.QueuesFile, "JSON file of queues to create at start")
 	fs.BoolVar(&set.NoCooldowns, "dev-no-cooldowns", set.NoCooldowns, "no 60-second cooldowns (tests)")
+	fs.BoolVar(&set.Console, "console", set.Console, "serve the web console at /_sluice/console")
 	fs.IntVar(&set.MetricsMaxQueues, "metrics-max-queues", set.MetricsMaxQueues, "queues whose depths /metrics reports")
 	fs.Int64Var(&set.BodyMemory, "body-memory", set.BodyMemory, "bytes all request bodies in flight may hold")
 	fs.DurationVar(&set.BodyTimeout, "body-timeout", set.BodyTimeout, "how long a request body may take to arrive")

@@ -144,3 +144,23 @@ func TestServeOps(t *testing.T) {
 		t.Errorf("no request line for GetQueueUrl boot: %s", stderr)
 	}
 }
+
+// TestServeConsole: the console is off by default and on with --console.
+func TestServeConsole(t *testing.T) {
+	status := func(base string) int {
+		resp, err := http.Get(base + "/_sluice/console/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	_, off, _ := startServer(t, "--store", "mem://")
+	if got := status(off); got == http.StatusOK {
+		t.Errorf("without --console: %d", got)
+	}
+	_, on, _ := startServer(t, "--store", "mem://", "--console")
+	if got := status(on); got != http.StatusOK {
+		t.Errorf("with --console: %d, want 200", got)
+	}
+}
