@@ -461,3 +461,34 @@ func TestDegradedWhileUnreachable(t *testing.T) {
 	})
 	t.Logf("heard %v after the restore", time.Since(restoredAt).Round(time.Millisecond))
 }
+
+// TestCloseReturnsDuringOutage: Close gives up after closeWait while
+// Pub/Sub cannot be reached and a publish is still pending in the library
+// (whose own stop waits for it to flush), so that a stopping process does
+// not hang on it.
+func TestCloseReturnsDuringOutage(t *testing.T) {
+	host := emulator(t)
+	p := newProxy(t, host)
+	tr := open(t, newTopic(),
+		option.WithEndpoint(p.addr),
+		option.WithoutAuthentication(),
+		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
+	ctx, cancel := context.WithCancel(context.Background())
+	listening := make(chan struct{})
+	go func() { defer close(listening); _ = tr.Listen(ctx, &recorder{}) }()
+	p.cut()
+	pctx, pcancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	_ = tr.Publish(pctx, []wake.Event{{Queue: "pending", Count: 1}}) // left pending in the library
+	pcancel()
+	cancel()
+	<-listening
+	closed := make(chan error, 1)
+	start := time.Now()
+	go func() { closed <- tr.Close() }()
+	select {
+	case err := <-closed:
+		t.Logf("Close returned after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	case <-time.After(closeWait + 10*time.Second):
+		t.Fatalf("Close did not return within %v of an outage", closeWait+10*time.Second)
+	}
+}
