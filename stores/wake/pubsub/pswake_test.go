@@ -59,7 +59,7 @@ func TestEncoding(t *testing.T) {
 
 // emulator returns PUBSUB_EMULATOR_HOST; without it the test is skipped,
 // except under CI=true, where it fails.
-func emulator(t *testing.T) string {
+func emulator(t testing.TB) string {
 	t.Helper()
 	host := os.Getenv("PUBSUB_EMULATOR_HOST")
 	if host == "" {
@@ -79,7 +79,7 @@ func newTopic() string {
 	return "wake-test-" + hex.EncodeToString(b)
 }
 
-func open(t *testing.T, topic string, clientOpts ...option.ClientOption) *Transport {
+func open(t testing.TB, topic string, clientOpts ...option.ClientOption) *Transport {
 	t.Helper()
 	tr, err := Open(context.Background(), project, Options{Topic: topic, EchoTimeout: 2 * time.Second, ClientOptions: clientOpts, Logger: quiet()})
 	if err != nil {
@@ -88,7 +88,7 @@ func open(t *testing.T, topic string, clientOpts ...option.ClientOption) *Transp
 	return tr
 }
 
-func newHub(t *testing.T, topic string) (*wake.Hub, *Transport) {
+func newHub(t testing.TB, topic string) (*wake.Hub, *Transport) {
 	t.Helper()
 	tr := open(t, topic)
 	h := wake.NewHub(wake.HubOptions{Transport: tr, Logger: quiet()})
@@ -121,7 +121,7 @@ func noHint(t *testing.T, ch <-chan struct{}, what string) {
 
 // admin is a plain client on the emulator, for what the tests do to the
 // transport from outside (delete its subscription, publish strays).
-func admin(t *testing.T) *pubsub.Client {
+func admin(t testing.TB) *pubsub.Client {
 	t.Helper()
 	c, err := pubsub.NewClient(context.Background(), project)
 	if err != nil {
