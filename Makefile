@@ -149,6 +149,13 @@ BENCH_LONGPOLL_RATE ?= 100
 BENCH_PG_PARAMS     ?=
 BENCH_DIR           := .tmp/bench
 
+# ---- make bench-wakeups: what publishing wake-ups costs the send path
+# (infra/bench/wakeups.sh: local, LISTEN/NOTIFY and Pub/Sub servers on one
+# PostgreSQL, benched in turn). Not part of `make test`; about two minutes.
+.PHONY: bench-wakeups
+bench-wakeups: build
+	bash infra/bench/wakeups.sh
+
 .PHONY: bench
 bench: build
 	@out="$(BENCH_DIR)"; rm -rf "$$out"; mkdir -p "$$out"; \
