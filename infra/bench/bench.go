@@ -78,6 +78,9 @@ type Config struct {
 	// ServerPID, when set, is the server's process: its CPU time over the
 	// measured window and its peak RSS (VmHWM) at the end are reported.
 	ServerPID int
+	// KeepProcs are process groups (as CPUStats.Others names them, e.g.
+	// "postgres /data/dir") reported whatever their CPU use.
+	KeepProcs []string
 	// HTTPClient overrides the tuned default transport.
 	HTTPClient *http.Client
 	Label      string
@@ -425,7 +428,7 @@ func (r *runner) run(ctx context.Context) *Result {
 			cpuDone <- nil
 			return
 		}
-		cpuDone <- cpuBetween(a, takeCPUSnap(cfg.ServerPID))
+		cpuDone <- cpuBetween(a, takeCPUSnap(cfg.ServerPID), cfg.KeepProcs...)
 	}()
 
 	pw.Wait()

@@ -8,7 +8,10 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/infra/bench"
 )
@@ -118,6 +121,21 @@ func Measure(ctx context.Context, c MeasureConfig) ([]Measurement, error) {
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
+	// The server's output, the load generator and this write the log
+	// from their own goroutines.
+	c.Log = &lockedWriter{w: c.Log}
+	var keep []string
+	pgGroup := ""
+	if c.Variant.Kind == "postgres" && c.Variant.Store != "" {
+		// PostgreSQL's CPU is its cluster's processes, told apart from other
+		// clusters on the machine by their data directory.
+		dir, err := pgDataDir(ctx, c.Variant.Store)
+		if err != nil {
+			return nil, fmt.Errorf("cost: asking PostgreSQL for its data directory (its CPU is measured by it): %w", err)
+		}
+		pgGroup = "postgres " + dir
+		keep = append(keep, pgGroup)
+	}
 	if c.Duration <= 0 {
 		c.Duration = DefaultDuration
 	}
@@ -147,7 +165,7 @@ func Measure(ctx context.Context, c MeasureConfig) ([]Measurement, error) {
 			FIFO: w.FIFO, Batch: w.BatchFill == 10, Rate: rate,
 			LongPoll: w.LongPollShare == 1, WaitTimeSeconds: w.WaitTimeSeconds,
 			Duration: c.Duration, Warmup: c.Warmup, Drain: 30 * time.Second,
-			QueuePrefix: "cost", Label: c.Variant.Name + "-" + w.Name, Log: c.Log,
+			QueuePrefix: "cost", Label: c.Variant.Name + "-" + w.Name, Log: c.Log, KeepProcs: keep,
 		}
 		fmt.Fprintf(c.Log, "cost: %s, workload %s at %g msg/s for %s\n", c.Variant.Name, w.Name, rate, c.Duration)
 		res, err := bench.Run(ctx, cfg)
@@ -159,7 +177,7 @@ func Measure(ctx context.Context, c MeasureConfig) ([]Measurement, error) {
 		if err != nil {
 			return out, err
 		}
-		m := FromResult(res, c.Variant, w.Name, rate)
+		m := FromResult(res, c.Variant, w.Name, rate, pgGroup)
 		if m.Requests == nil {
 			return out, fmt.Errorf("cost: %s: the server's /metrics gave no counters (is this sluice?)", endpoint)
 		}
@@ -168,8 +186,9 @@ func Measure(ctx context.Context, c MeasureConfig) ([]Measurement, error) {
 	return out, nil
 }
 
-// FromResult is the measurement in a load generator's result.
-func FromResult(r *bench.Result, v Variant, workload string, rate float64) Measurement {
+// FromResult is the measurement in a load generator's result; dbGroup
+// names the database's processes in its CPU figures ("" for none).
+func FromResult(r *bench.Result, v Variant, workload string, rate float64, dbGroup string) Measurement {
 	v.Store = bench.Redact(v.Store)
 	m := Measurement{
 		Variant: v, Workload: workload, Rate: rate,
@@ -197,7 +216,7 @@ func FromResult(r *bench.Result, v Variant, workload string, rate float64) Measu
 	if c := r.CPU; c != nil {
 		m.ServerCPUSec = c.ServerCores * r.WindowSec
 		for _, o := range c.Others {
-			if strings.HasPrefix(o.Name, "postgres") {
+			if dbGroup != "" && o.Name == dbGroup {
 				m.DBCPUSec += o.Cores * r.WindowSec
 			}
 		}
@@ -206,6 +225,31 @@ func FromResult(r *bench.Result, v Variant, workload string, rate float64) Measu
 		m.PeakRSSBytes = r.Server.PeakRSSBytes
 	}
 	return m
+}
+
+// pgDataDir is the data directory of the PostgreSQL server at url.
+func pgDataDir(ctx context.Context, url string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var dir string
+	err = conn.QueryRow(ctx, "SHOW data_directory").Scan(&dir)
+	return dir, err
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // Machine names this machine: CPUs, model, OS, Go.
