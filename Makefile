@@ -239,10 +239,8 @@ cost: build
 	  echo "make cost: could not install librsvg2-bin: SVG charts only"; \
 	fi; \
 	status=0; \
-	{ echo "# sluice cost comparison"; echo; \
-	  echo "\`make cost\`, $$(date -u +%Y-%m-%dT%H:%M:%SZ): $$(nproc) CPUs, $$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $$($(GO) version | cut -d' ' -f3); COST_DURATION=$(COST_DURATION) COST_WARMUP=$(COST_WARMUP). USD per month, list prices; each workload's report.md has the assumptions, the operations per message and the price table's sources."; echo; } >"$$out/report.md"; \
 	for w in $(COST_WORKLOADS); do \
-	  wd="$$out/$$(basename "$$w" .json)"; mkdir -p "$$wd/runs"; \
+	  wd="$$out/$$(basename "$$w" .json)"; mkdir -p "$$wd/runs"; cp "$$(test -f "$$w" && echo "$$w" || echo "infra/cost/workloads/$$w.json")" "$$wd/workload.json"; \
 	  for v in $(COST_VARIANTS); do \
 	    if ! cost_store "$$v"; then echo "=== $$w / $$v: FAILED (its service did not start)"; status=1; continue; fi; \
 	    echo "=== $$w / $$v: sluice cost run --spawn $$store $$args"; \
@@ -250,12 +248,26 @@ cost: build
 	      --duration $(COST_DURATION) --warmup $(COST_WARMUP) --out "$$wd/runs/$$v.json" || { echo "=== $$w / $$v: FAILED"; status=1; }; \
 	    [ -s "$$wd/runs/$$v.json" ] || rm -f "$$wd/runs/$$v.json"; \
 	  done; \
-	  if ls "$$wd"/runs/*.json >/dev/null 2>&1; then \
-	    ./$(BIN) cost report --workload "$$w" --out "$$wd" $(COST_FLAGS) "$$wd"/runs/*.json || status=1; \
-	    { echo "## $$(basename "$$wd") ([report]($$(basename "$$wd")/report.md))"; echo; \
-	      sed -n '/^| deployment | 1 msg/,/^$$/p' "$$wd/report.md"; \
-	      echo "![$$(basename "$$wd")]($$(basename "$$wd")/cost-vs-rate.svg)"; echo; } >>"$$out/report.md"; \
-	  else status=1; fi; \
 	done; \
-	echo; echo "make cost: $$out/report.md"; \
+	$(MAKE) --no-print-directory cost-report || status=1; \
+	exit $$status
+
+# Prices the runs in cost-report/*/runs again (after an edit of the price
+# table or of the pricing) without measuring anything: each workload's
+# report, and cost-report/report.md with all their tables.
+.PHONY: cost-report
+cost-report: build
+	@out="$(COST_DIR)"; status=0; \
+	{ echo "# sluice cost comparison"; echo; \
+	  echo "USD per month at list prices, from \`make cost\` runs. Each workload's report.md gives the date, machine and measured window of its runs, the assumptions, the operations per message and the sources of the price table."; echo; } >"$$out/report.md"; \
+	for wd in "$$out"/*/; do \
+	  wd="$${wd%/}"; name="$$(basename "$$wd")"; \
+	  ls "$$wd"/runs/*.json >/dev/null 2>&1 || continue; \
+	  ./$(BIN) cost report --workload "$$wd/workload.json" --out "$$wd" $(COST_FLAGS) "$$wd"/runs/*.json || { status=1; continue; }; \
+	  { echo "## $$name ([report]($$name/report.md))"; echo; \
+	    sed -n '1,/^Measured/{/^Measured/p}' "$$wd/report.md"; echo; \
+	    sed -n '/^| deployment | 1 msg/,/^$$/p' "$$wd/report.md"; \
+	    echo "![$$name]($$name/cost-vs-rate.svg)"; echo; } >>"$$out/report.md"; \
+	done; \
+	echo "make cost: $$out/report.md"; \
 	exit $$status

@@ -210,7 +210,11 @@ func trim(v float64) string {
 	if v >= 100 || v == math.Trunc(v) {
 		return fmt.Sprintf("%.0f", v)
 	}
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2g", v), "0"), ".")
+	s := fmt.Sprintf("%.2g", v)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
 }
 
 func esc(s string) string {

@@ -277,3 +277,11 @@ func TestPriceTable(t *testing.T) {
 		t.Error("a row without source or date was accepted")
 	}
 }
+
+func TestNum(t *testing.T) {
+	for v, want := range map[float64]string{1: "1", 20.47: "20", 2.5: "2.5", 3.0001: "3", 752: "752", 7600: "7.6k", 10000: "10k", 0.5: "0.5"} {
+		if got := num(v); got != want {
+			t.Errorf("num(%v) = %q, want %q", v, got, want)
+		}
+	}
+}

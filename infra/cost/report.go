@@ -205,16 +205,16 @@ func Report(in ReportInput) (*ReportFiles, error) {
 
 	f("\n## What each variant did, per message\n\n")
 	f("Over the measured window; one message is one send → receive → delete lifecycle. Requests and their open time are the server's own counters (`/metrics`), billed operations its store's and wake-up transport's, CPU from `/proc`. Fixed per-second costs (empty receives, receives held open by consumers) are shown per second: they do not grow with the rate.\n\n")
-	f("| variant | target msg/s | measured msg/s | requests/msg | empty receives/s | receives open | billed reads/msg | writes/msg | deletes/msg | retries/msg | wake publishes/msg | wake bytes/msg | sluice CPU ms/msg | PostgreSQL CPU ms/msg | peak RSS | checks |\n")
-	f("|---|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	f("| variant | window | target msg/s | measured msg/s | requests/msg | empty receives/s | receives open | billed reads/msg | writes/msg | deletes/msg | retries/msg | wake publishes/msg | wake bytes/msg | sluice CPU ms/msg | PostgreSQL CPU ms/msg | peak RSS | checks |\n")
+	f("|---|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	for i, p := range all {
 		m := in.Measurements[i]
 		ok := "ok"
 		if !m.OK {
 			ok = fmt.Sprintf("FAILED (%d errors)", m.Errors)
 		}
-		f("| %s | %g | %.1f | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.2f | %.0f | %.3f | %.3f | %.1f MiB | %s |\n",
-			p.Variant.Name, m.Rate, p.Rate, perMsg(p.PerLC), p.EmptyPerSec, p.HeldReceives, p.Reads, p.Writes, p.Deletes, p.Retries,
+		f("| %s | %gs | %g | %.1f | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.3f | %.2f | %.0f | %.3f | %.3f | %.1f MiB | %s |\n",
+			p.Variant.Name, m.WindowSec, m.Rate, p.Rate, perMsg(p.PerLC), p.EmptyPerSec, p.HeldReceives, p.Reads, p.Writes, p.Deletes, p.Retries,
 			p.WakeWrites, p.WakeBytes, 1000*p.ServerCPUPerLC, 1000*p.DBCPUPerLC, float64(p.PeakRSSBytes)/(1<<20), ok)
 	}
 	for i, p := range all {
