@@ -194,3 +194,87 @@ bench: build
 	  echo; \
 	  ./$(BIN) bench --table "$$out"/*.json; } | tee .tmp/bench-results.txt; \
 	exit $$status
+
+# ---- make cost: the cost comparison (`sluice cost`, infra/cost/). Not
+# part of `make test` (which runs a short one: TestCostPipeline); takes
+# about (COST_DURATION + COST_WARMUP + ~5s) × rates × variants × workloads.
+#
+# For each workload of COST_WORKLOADS (infra/cost/workloads/*.json, or
+# files) and each variant of COST_VARIANTS, starts the services the variant
+# needs (infra/scripts/<name>.sh in a temporary directory, stopped at the
+# end), runs `sluice cost run --spawn` (a fresh server per rate) and then
+# `sluice cost report`, into cost-report/<workload>/: report.md,
+# cost-vs-rate.svg and .png, counts.json, runs/<variant>.json; and
+# cost-report/report.md, the tables of all. Variants:
+#   embedded          the embedded store (file://), the self-hosted reference
+#   postgres          PostgreSQL, LISTEN/NOTIFY wake-ups
+#   postgres-pubsub   PostgreSQL, wake-ups through Pub/Sub (emulator)
+#   firestore         Firestore (emulator)
+#   spanner           Spanner (emulator; listed when stores/spanner exists;
+#                     SPANNER_URL names the database, default
+#                     spanner://projects/sluice-cost/instances/cost/databases/cost)
+# A new variant is one more case in cost_store below and a name here.
+COST_WORKLOADS ?= steady-100 idle-longpoll batched-high bursty
+COST_VARIANTS  ?= embedded postgres postgres-pubsub firestore $(if $(wildcard stores/spanner/*.go),spanner)
+COST_DURATION  ?= 20s
+COST_WARMUP    ?= 3s
+COST_FLAGS     ?=
+COST_DIR       := cost-report
+
+.PHONY: cost
+cost: build
+	@out="$(COST_DIR)"; rm -rf "$$out"; mkdir -p "$$out"; \
+	work="$$(mktemp -d)"; chmod 755 "$$work"; started=""; \
+	cleanup() { for s in $$started; do bash "infra/scripts/$$s.sh" stop "$$work/$$s" >/dev/null 2>&1 || true; done; rm -rf "$$work"; }; \
+	trap cleanup EXIT; trap 'exit 130' INT TERM; \
+	need() { case " $$started " in *" $$1 "*) return 0;; esac; \
+	  echo "=== infra/scripts/$$1.sh start (in $$work/$$1)"; \
+	  exports="$$(bash "infra/scripts/$$1.sh" start "$$work/$$1" </dev/null)" || return 1; \
+	  eval "$$exports"; started="$$started $$1"; }; \
+	cost_store() { args=""; case "$$1" in \
+	  embedded) store="file://$$work/embedded-$$RANDOM";; \
+	  postgres) need postgres || return 1; store="$$DATABASE_URL";; \
+	  postgres-pubsub) need postgres && need pubsub || return 1; store="$$DATABASE_URL"; args="--wakeups pubsub://sluice-cost/wake-$$RANDOM";; \
+	  firestore) need firestore || return 1; store="firestore://sluice-cost-$$RANDOM";; \
+	  spanner) need spanner || return 1; store="$${SPANNER_URL:-spanner://projects/sluice-cost/instances/cost/databases/cost}";; \
+	  *) echo "make cost: unknown variant $$1"; return 1;; \
+	esac; }; \
+	if ! command -v rsvg-convert >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "=== installing librsvg2-bin (rsvg-convert, for the PNG charts)"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q librsvg2-bin >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q librsvg2-bin >/dev/null 2>&1; } || \
+	  echo "make cost: could not install librsvg2-bin: SVG charts only"; \
+	fi; \
+	status=0; \
+	for w in $(COST_WORKLOADS); do \
+	  wd="$$out/$$(basename "$$w" .json)"; mkdir -p "$$wd/runs"; cp "$$(test -f "$$w" && echo "$$w" || echo "infra/cost/workloads/$$w.json")" "$$wd/workload.json"; \
+	  for v in $(COST_VARIANTS); do \
+	    if ! cost_store "$$v"; then echo "=== $$w / $$v: FAILED (its service did not start)"; status=1; continue; fi; \
+	    echo "=== $$w / $$v: sluice cost run --spawn $$store $$args"; \
+	    ./$(BIN) cost run --workload "$$w" --spawn "$$store" $$args --variant "$$v" \
+	      --duration $(COST_DURATION) --warmup $(COST_WARMUP) --out "$$wd/runs/$$v.json" || { echo "=== $$w / $$v: FAILED"; status=1; }; \
+	    [ -s "$$wd/runs/$$v.json" ] || rm -f "$$wd/runs/$$v.json"; \
+	  done; \
+	done; \
+	$(MAKE) --no-print-directory cost-report || status=1; \
+	exit $$status
+
+# Prices the runs in cost-report/*/runs again (after an edit of the price
+# table or of the pricing) without measuring anything: each workload's
+# report, and cost-report/report.md with all their tables.
+.PHONY: cost-report
+cost-report: build
+	@out="$(COST_DIR)"; status=0; \
+	{ echo "# sluice cost comparison"; echo; \
+	  echo "USD per month at list prices, from \`make cost\` runs. Each workload's report.md gives the date, machine and measured window of its runs, the assumptions, the operations per message and the sources of the price table."; echo; } >"$$out/report.md"; \
+	for wd in "$$out"/*/; do \
+	  wd="$${wd%/}"; name="$$(basename "$$wd")"; \
+	  ls "$$wd"/runs/*.json >/dev/null 2>&1 || continue; \
+	  ./$(BIN) cost report --workload "$$wd/workload.json" --out "$$wd" $(COST_FLAGS) "$$wd"/runs/*.json || { status=1; continue; }; \
+	  { echo "## $$name ([report]($$name/report.md))"; echo; \
+	    sed -n '1,/^Measured/{/^Measured/p}' "$$wd/report.md"; echo; \
+	    sed -n '/^| deployment | 1 msg/,/^$$/p' "$$wd/report.md"; \
+	    echo "![$$name]($$name/cost-vs-rate.svg)"; echo; } >>"$$out/report.md"; \
+	done; \
+	echo "make cost: $$out/report.md"; \
+	exit $$status

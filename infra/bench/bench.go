@@ -62,7 +62,9 @@ type Config struct {
 	// 0 sends as fast as the server acknowledges.
 	Rate        float64
 	QueuePrefix string // default "bench"
-	LongPoll    bool   // receives wait up to 20 s (WaitTimeSeconds=20)
+	LongPoll    bool   // receives wait up to WaitTimeSeconds (default 20)
+	// WaitTimeSeconds of long-poll receives, 1 to 20; default 20.
+	WaitTimeSeconds int
 	// MaxBacklog pauses the producers while this many acknowledged messages
 	// have not been received yet, so a run measures a steady state instead
 	// of an ever-growing queue; default 1000.
@@ -76,6 +78,9 @@ type Config struct {
 	// ServerPID, when set, is the server's process: its CPU time over the
 	// measured window and its peak RSS (VmHWM) at the end are reported.
 	ServerPID int
+	// KeepProcs are process groups (as CPUStats.Others names them, e.g.
+	// "postgres /data/dir") reported whatever their CPU use.
+	KeepProcs []string
 	// HTTPClient overrides the tuned default transport.
 	HTTPClient *http.Client
 	Label      string
@@ -129,6 +134,9 @@ func (c *Config) normalize() error {
 	if c.VisibilityTimeout == 0 {
 		c.VisibilityTimeout = 120
 	}
+	if c.WaitTimeSeconds == 0 {
+		c.WaitTimeSeconds = 20
+	}
 	switch {
 	case c.Producers < 1 || c.Consumers < 1:
 		return errors.New("need at least one producer and one consumer")
@@ -142,6 +150,8 @@ func (c *Config) normalize() error {
 		return errors.New("rate must not be negative")
 	case c.MaxBacklog < 1:
 		return errors.New("max backlog must be positive")
+	case c.WaitTimeSeconds < 1 || c.WaitTimeSeconds > 20:
+		return fmt.Errorf("bad WaitTimeSeconds %d: 1 to 20", c.WaitTimeSeconds)
 	}
 	for _, r := range c.QueuePrefix {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
@@ -237,6 +247,7 @@ type Result struct {
 	Ceiling     *CeilingResult  `json:"ceiling,omitempty"`
 	Baseline    *BaselineResult `json:"baseline,omitempty"`
 	Billed      *BilledStats    `json:"billed,omitempty"`
+	Counters    *ServerCounters `json:"counters,omitempty"` // the server's /metrics over the window
 	Interrupted bool            `json:"interrupted,omitempty"`
 	QueueKept   string          `json:"queue_kept,omitempty"` // why the queue could not be deleted
 }
@@ -417,7 +428,7 @@ func (r *runner) run(ctx context.Context) *Result {
 			cpuDone <- nil
 			return
 		}
-		cpuDone <- cpuBetween(a, takeCPUSnap(cfg.ServerPID))
+		cpuDone <- cpuBetween(a, takeCPUSnap(cfg.ServerPID), cfg.KeepProcs...)
 	}()
 
 	pw.Wait()
@@ -490,6 +501,7 @@ func (r *runner) run(ctx context.Context) *Result {
 	r.order.mu.Unlock()
 	if p := <-billedDone; p.b != nil {
 		res.Billed = billedBetween(p.a, p.b, res.Lifecycles)
+		res.Counters = countersBetween(p.a, p.b)
 	}
 	if c := <-cpuDone; c != nil {
 		res.CPU = c
@@ -670,7 +682,7 @@ func (r *runner) consumer(ctx, consCtx context.Context, st *stats) {
 		maxN = batchSize
 	}
 	if cfg.LongPoll {
-		wait = 20
+		wait = int32(cfg.WaitTimeSeconds)
 	}
 	backoff := emptyBackoff
 	for consCtx.Err() == nil {

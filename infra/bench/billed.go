@@ -30,20 +30,48 @@ type BilledStats struct {
 }
 
 const (
-	billedMetric  = "sluice_store_billed_operations_total"
-	retriesMetric = "sluice_store_transaction_retries_total"
-	callsMetric   = "sluice_store_operation_duration_seconds"
+	billedMetric   = "sluice_store_billed_operations_total"
+	retriesMetric  = "sluice_store_transaction_retries_total"
+	callsMetric    = "sluice_store_operation_duration_seconds"
+	requestsMetric = "sluice_request_duration_seconds"
+	wakeReads      = "sluice_wake_billed_reads_total"
+	wakeWrites     = "sluice_wake_billed_writes_total"
+	wakeBytes      = "sluice_wake_billed_bytes_total"
 )
 
-// billedScrape is what one read of /metrics says of the store.
-type billedScrape struct {
-	billed  map[string]map[string]int64 // operation -> kind -> count
-	retries map[string]int64
-	calls   map[string]int64
+// ServerCounters are what the server's own counters say it did over the
+// measured window, whatever its store: the requests it answered and how
+// long they took by action (their sum over the window is the mean number
+// of requests in flight, what a serverless front bills as instance time),
+// the store operations it made, and what its wake-up transport was billed
+// (Pub/Sub: publish and pull requests and bytes).
+type ServerCounters struct {
+	Requests       map[string]int64   `json:"requests"`
+	RequestSeconds map[string]float64 `json:"request_seconds"`
+	StoreCalls     map[string]int64   `json:"store_calls"`
+	WakeReads      int64              `json:"wake_billed_reads"`
+	WakeWrites     int64              `json:"wake_billed_writes"`
+	WakeBytes      int64              `json:"wake_billed_bytes"`
+	// WakeBilled: the transport bills per operation (the three above are
+	// its counters, not absent ones).
+	WakeBilled bool `json:"wake_billed"`
 }
 
-// scrapeBilled reads the server's billed-operation counters; nil when the
-// server exports none (its store does not bill per operation).
+// billedScrape is what one read of /metrics says of the server and its
+// store.
+type billedScrape struct {
+	billed  map[string]map[string]int64 // operation -> kind -> count; nil when the store does not bill
+	retries map[string]int64
+	calls   map[string]int64
+	reqN    map[string]int64
+	reqSec  map[string]float64
+	wake    [3]int64 // reads, writes, bytes
+	wakeOK  bool
+}
+
+// scrapeBilled reads the server's counters; its billed map is nil when
+// the server exports no billed operations (its store does not bill per
+// operation).
 func scrapeBilled(ctx context.Context, endpoint string) (*billedScrape, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -64,10 +92,6 @@ func scrapeBilled(ctx context.Context, endpoint string) (*billedScrape, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing /metrics: %w", err)
 	}
-	fam := fams[billedMetric]
-	if fam == nil {
-		return nil, nil
-	}
 	label := func(m interface {
 		GetLabel() []*dto.LabelPair
 	}, name string) string {
@@ -78,7 +102,30 @@ func scrapeBilled(ctx context.Context, endpoint string) (*billedScrape, error) {
 		}
 		return ""
 	}
-	out := &billedScrape{billed: map[string]map[string]int64{}, retries: map[string]int64{}, calls: map[string]int64{}}
+	out := &billedScrape{retries: map[string]int64{}, calls: map[string]int64{}, reqN: map[string]int64{}, reqSec: map[string]float64{}}
+	if f := fams[requestsMetric]; f != nil {
+		for _, m := range f.GetMetric() {
+			a := label(m, "action")
+			out.reqN[a] += int64(m.GetHistogram().GetSampleCount())
+			out.reqSec[a] += m.GetHistogram().GetSampleSum()
+		}
+	}
+	for i, name := range []string{wakeReads, wakeWrites, wakeBytes} {
+		if f := fams[name]; f != nil && len(f.GetMetric()) > 0 {
+			out.wake[i] = int64(f.GetMetric()[0].GetCounter().GetValue())
+			out.wakeOK = true
+		}
+	}
+	if f := fams[callsMetric]; f != nil {
+		for _, m := range f.GetMetric() {
+			out.calls[label(m, "operation")] = int64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	fam := fams[billedMetric]
+	if fam == nil {
+		return out, nil
+	}
+	out.billed = map[string]map[string]int64{}
 	for _, m := range fam.GetMetric() {
 		op, kind := label(m, "operation"), label(m, "kind")
 		if out.billed[op] == nil {
@@ -91,17 +138,34 @@ func scrapeBilled(ctx context.Context, endpoint string) (*billedScrape, error) {
 			out.retries[label(m, "operation")] = int64(m.GetCounter().GetValue())
 		}
 	}
-	if f := fams[callsMetric]; f != nil {
-		for _, m := range f.GetMetric() {
-			out.calls[label(m, "operation")] = int64(m.GetHistogram().GetSampleCount())
+	return out, nil
+}
+
+// countersBetween is b - a of the server's own counters.
+func countersBetween(a, b *billedScrape) *ServerCounters {
+	if a == nil || b == nil {
+		return nil
+	}
+	c := &ServerCounters{Requests: map[string]int64{}, RequestSeconds: map[string]float64{}, StoreCalls: map[string]int64{}}
+	for k, n := range b.reqN {
+		if d := n - a.reqN[k]; d > 0 {
+			c.Requests[k] = d
+			c.RequestSeconds[k] = b.reqSec[k] - a.reqSec[k]
 		}
 	}
-	return out, nil
+	for k, n := range b.calls {
+		if d := n - a.calls[k]; d > 0 {
+			c.StoreCalls[k] = d
+		}
+	}
+	c.WakeBilled = b.wakeOK
+	c.WakeReads, c.WakeWrites, c.WakeBytes = b.wake[0]-a.wake[0], b.wake[1]-a.wake[1], b.wake[2]-a.wake[2]
+	return c
 }
 
 // billedBetween is b - a, with totals per lifecycle.
 func billedBetween(a, b *billedScrape, lifecycles int64) *BilledStats {
-	if a == nil || b == nil {
+	if a == nil || b == nil || a.billed == nil || b.billed == nil {
 		return nil
 	}
 	st := &BilledStats{ByOperation: map[string]map[string]int64{}, Retries: map[string]int64{}, Calls: map[string]int64{}}

@@ -223,7 +223,9 @@ func procGroup(procs map[int]procTime, pid int) string {
 	return fmt.Sprintf("postgres (postmaster %d)", root)
 }
 
-func cpuBetween(a, b cpuSnap) *CPUStats {
+// cpuBetween is the CPU use between two snapshots. Others keeps the five
+// busiest process groups and every group named in keep, however idle.
+func cpuBetween(a, b cpuSnap, keep ...string) *CPUStats {
 	wall := b.at.Sub(a.at).Seconds()
 	if wall <= 0 {
 		return nil
@@ -256,8 +258,12 @@ func cpuBetween(a, b cpuSnap) *CPUStats {
 			byName[procGroup(b.procs, pid)] += d
 		}
 	}
+	var kept []ProcCPU
 	for name, d := range byName {
-		if cores := d.Seconds() / wall; cores >= 0.01 {
+		cores := d.Seconds() / wall
+		if slices.Contains(keep, name) {
+			kept = append(kept, ProcCPU{Name: name, Cores: cores})
+		} else if cores >= 0.01 {
 			c.Others = append(c.Others, ProcCPU{Name: name, Cores: cores})
 		}
 	}
@@ -265,5 +271,7 @@ func cpuBetween(a, b cpuSnap) *CPUStats {
 	if len(c.Others) > 5 {
 		c.Others = c.Others[:5]
 	}
+	c.Others = append(c.Others, kept...)
+	slices.SortFunc(c.Others, func(x, y ProcCPU) int { return cmp.Compare(y.Cores, x.Cores) })
 	return c
 }

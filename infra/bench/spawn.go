@@ -34,10 +34,10 @@ type Server struct {
 const listenPrefix = "sluice listening on "
 
 // Spawn starts `bin serve --addr 127.0.0.1:0 --store store --log-level warn`
-// and waits (up to a minute) until it prints the address it listens on.
+// followed by extra (e.g. --wakeups URL) and waits (up to a minute) until it prints the address it listens on.
 // What the server writes to stderr goes to log, prefixed with "server: ",
 // and is counted.
-func Spawn(ctx context.Context, bin, store string, log io.Writer) (*Server, error) {
+func Spawn(ctx context.Context, bin, store string, log io.Writer, extra ...string) (*Server, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -70,7 +70,7 @@ func Spawn(ctx context.Context, bin, store string, log io.Writer) (*Server, erro
 		fmt.Fprintf(log, "server: %s\n", line)
 		logMu.Unlock()
 	}}
-	s.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--store", store, "--log-level", "warn")
+	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--store", store, "--log-level", "warn"}, extra...)...)
 	s.cmd.Stdout = out
 	s.cmd.Stderr = errw
 	if err := s.cmd.Start(); err != nil {

@@ -3,6 +3,7 @@
 //	sluice serve      run the server
 //	sluice maintain   one housekeeping pass over the store, then exit
 //	sluice bench      load-test an SQS endpoint (see bench.go)
+//	sluice cost       what a workload costs per variant, beside SQS (see cost.go)
 //	sluice version    print the version
 //	sluice help       print usage
 //
@@ -44,6 +45,7 @@ Usage:
   sluice serve [flags]      serve the SQS API (AWS JSON 1.0 and Query protocols)
   sluice maintain [flags]   run one housekeeping pass over the store and exit
   sluice bench [flags]      load-test an SQS endpoint (sluice bench --help)
+  sluice cost run|report    measure and price a workload per variant, beside SQS (sluice cost help)
   sluice version            print the version
   sluice help               print this help
 
@@ -115,6 +117,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return maintain(ctx, args[1:], stderr)
 	case "bench":
 		return benchCmd(ctx, args[1:], stdout, stderr)
+	case "cost":
+		return costCmd(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "sluice", app.ReadBuild(version))
 		return 0

@@ -1,0 +1,62 @@
+package bench
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// scrapeBilled reads the server's request, store and wake-up counters
+// from /metrics whether or not its store bills, and countersBetween is
+// the difference of two reads.
+func TestScrapeCounters(t *testing.T) {
+	body := ""
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	page := func(sends, sendSec, recvs, wakeBytes string) string {
+		return `# TYPE sluice_request_duration_seconds histogram
+sluice_request_duration_seconds_bucket{action="SendMessage",le="+Inf"} ` + sends + `
+sluice_request_duration_seconds_sum{action="SendMessage"} ` + sendSec + `
+sluice_request_duration_seconds_count{action="SendMessage"} ` + sends + `
+sluice_request_duration_seconds_bucket{action="ReceiveMessage",le="+Inf"} ` + recvs + `
+sluice_request_duration_seconds_sum{action="ReceiveMessage"} 40
+sluice_request_duration_seconds_count{action="ReceiveMessage"} ` + recvs + `
+# TYPE sluice_wake_billed_bytes_total counter
+sluice_wake_billed_bytes_total ` + wakeBytes + `
+`
+	}
+	ctx := context.Background()
+	body = page("10", "1.5", "5", "1000")
+	a, err := scrapeBilled(ctx, srv.URL)
+	if err != nil || a == nil {
+		t.Fatalf("scrape: %v %v", a, err)
+	}
+	if a.billed != nil {
+		t.Errorf("billed %v from a page without billed operations", a.billed)
+	}
+	body = page("110", "3.5", "25", "201000")
+	b, err := scrapeBilled(ctx, srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := countersBetween(a, b)
+	if c.Requests["SendMessage"] != 100 || c.Requests["ReceiveMessage"] != 20 {
+		t.Errorf("requests %v, want 100 sends and 20 receives", c.Requests)
+	}
+	if got := c.RequestSeconds["SendMessage"]; got != 2 {
+		t.Errorf("send seconds %v, want 2", got)
+	}
+	if !c.WakeBilled || c.WakeBytes != 200000 {
+		t.Errorf("wake billed %v bytes %d, want 200000", c.WakeBilled, c.WakeBytes)
+	}
+	if billedBetween(a, b, 100) != nil {
+		t.Error("billed stats from a store that does not bill")
+	}
+}
