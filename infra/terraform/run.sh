@@ -82,7 +82,8 @@ fi
 key="$(cat "$schemas/package-lock.json" infra/terraform/standin/*.go infra/terraform/standin/go.sum | sha256sum | cut -c1-16)"
 gen="$cache/standin-$key"
 standin="$tmp/standin"
-(cd infra/terraform/standin && go build -o "$standin" .)
+echo "=== go vet, go test and go build in infra/terraform/standin"
+(cd infra/terraform/standin && go vet . && go test -count=1 . && go build -o "$standin" .)
 if [ ! -s "$gen/google.json" ] || [ ! -s "$gen/aws.json" ]; then
   mkdir -p "$gen"
   "$standin" gen "$schemas/node_modules/@cdktf/provider-google/.jsii" "$gen/google.json.new"

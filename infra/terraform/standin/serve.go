@@ -153,9 +153,14 @@ func fill(b *tfprotov6.SchemaBlock, v tftypes.Value, unknown bool) (tftypes.Valu
 	if v.IsNull() || !v.IsKnown() {
 		return v, nil
 	}
-	var attrs map[string]tftypes.Value
-	if err := v.As(&attrs); err != nil {
+	var given map[string]tftypes.Value
+	if err := v.As(&given); err != nil {
 		return v, err
+	}
+	// A copy: the value's own map may be shared with its other holders.
+	attrs := make(map[string]tftypes.Value, len(given))
+	for k, x := range given {
+		attrs[k] = x
 	}
 	for _, a := range b.Attributes {
 		cur, ok := attrs[a.Name]
@@ -173,10 +178,12 @@ func fill(b *tfprotov6.SchemaBlock, v tftypes.Value, unknown bool) (tftypes.Valu
 		if !ok || cur.IsNull() || !cur.IsKnown() {
 			continue
 		}
-		var elems []tftypes.Value
-		if err := cur.As(&elems); err != nil {
+		var given []tftypes.Value
+		if err := cur.As(&given); err != nil {
 			return v, err
 		}
+		elems := make([]tftypes.Value, len(given))
+		copy(elems, given)
 		for i, e := range elems {
 			filled, err := fill(nb.Block, e, unknown)
 			if err != nil {
