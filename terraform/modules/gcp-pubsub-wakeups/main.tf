@@ -15,8 +15,8 @@
 resource "google_pubsub_topic" "this" {
   project = var.project_id
   name    = var.topic
-  # A wake-up older than this is worthless.
-  message_retention_duration = "600s"
+  # No topic retention: each subscription keeps its wake-ups for 10
+  # minutes (set by sluice), and nothing replays the topic.
 }
 
 resource "google_pubsub_topic_iam_member" "publisher" {
