@@ -134,5 +134,5 @@ for d in $dirs; do
     fi
   ) || fail "$d"
 done
-[ $rc -eq 0 ] && echo "=== test-terraform: ok ($(echo "$dirs" | wc -w) directories)"
+[ $rc -eq 0 ] && echo "=== test-terraform: ok ($(echo "$dirs" | wc -w) directories, ${SECONDS}s)"
 exit $rc

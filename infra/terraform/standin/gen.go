@@ -237,16 +237,22 @@ func (g *generator) structBlock(t *jsiiType) (*block, error) {
 }
 
 // addComputed adds the getters of class that are no argument already.
+// Names are compared without underscores: a getter's snake_case name can
+// differ from the argument's real one (detectMd5Hash, detect_md5hash).
 func (g *generator) addComputed(b *block, class *jsiiType) {
+	taken := map[string]bool{}
+	for name := range b.Attributes {
+		taken[squash(name)] = true
+	}
+	for name := range b.Blocks {
+		taken[squash(name)] = true
+	}
 	for _, p := range class.Properties {
 		if p.Static || strings.HasSuffix(p.Name, "Input") || p.Name == "internalValue" || p.Name == "fqn" {
 			continue
 		}
 		name := snake(p.Name)
-		if _, ok := b.Attributes[name]; ok {
-			continue
-		}
-		if _, ok := b.Blocks[name]; ok {
+		if taken[squash(name)] {
 			continue
 		}
 		b.Attributes[name] = &attribute{Type: g.getterType(p.Type, 0), Computed: true}
@@ -397,6 +403,8 @@ func tfName(p *jsiiProperty) string {
 	}
 	return snake(p.Name)
 }
+
+func squash(s string) string { return strings.ReplaceAll(s, "_", "") }
 
 func snake(s string) string {
 	var b strings.Builder

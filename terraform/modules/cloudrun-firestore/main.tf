@@ -7,19 +7,6 @@ locals {
   secret_keys  = "${var.name}-access-keys"
   secret_token = "${var.name}-maintenance-token"
   sa_member    = "serviceAccount:${google_service_account.sluice.email}"
-
-  # The store's own declaration of what its queries need, in the Firebase
-  # CLI's format, read as it is so the two never drift apart.
-  declared = jsondecode(file("${path.module}/../../../stores/firestore/firestore.indexes.json"))
-  indexes = {
-    for ix in local.declared.indexes :
-    "${ix.collectionGroup}:${join(",", [for f in ix.fields : "${f.fieldPath}:${lookup(f, "order", lookup(f, "arrayConfig", ""))}"])}" => ix
-  }
-  # Field overrides: each exempts its field from single-field indexing
-  # (an empty index list); some also carry a TTL policy.
-  fields = { for f in local.declared.fieldOverrides : "${f.collectionGroup}.${f.fieldPath}" => f }
-
-  store = var.database == "(default)" ? "firestore://${var.project_id}" : "firestore://${var.project_id}/${var.database}"
 }
 
 resource "google_service_account" "sluice" {
@@ -29,61 +16,15 @@ resource "google_service_account" "sluice" {
   description  = "Runs the sluice service: document reader and writer of one Firestore database, reader of its own secrets."
 }
 
-resource "google_firestore_database" "this" {
-  project                 = var.project_id
-  name                    = var.database
-  location_id             = var.database_location
-  type                    = "FIRESTORE_NATIVE"
-  delete_protection_state = var.database_deletion_protection ? "DELETE_PROTECTION_ENABLED" : "DELETE_PROTECTION_DISABLED"
-  deletion_policy         = var.database_deletion_protection ? "ABANDON" : "DELETE"
-}
+module "store" {
+  source = "../gcp-firestore-store"
 
-resource "google_firestore_index" "declared" {
-  for_each = local.indexes
-
-  project     = var.project_id
-  database    = google_firestore_database.this.name
-  collection  = each.value.collectionGroup
-  query_scope = each.value.queryScope
-
-  dynamic "fields" {
-    for_each = each.value.fields
-    content {
-      field_path   = fields.value.fieldPath
-      order        = lookup(fields.value, "order", null)
-      array_config = lookup(fields.value, "arrayConfig", null)
-    }
-  }
-}
-
-resource "google_firestore_field" "declared" {
-  for_each = local.fields
-
-  project    = var.project_id
-  database   = google_firestore_database.this.name
-  collection = each.value.collectionGroup
-  field      = each.value.fieldPath
-
-  # No single-field indexes (the file lists none for these fields).
-  index_config {}
-
-  dynamic "ttl_config" {
-    for_each = var.ttl && lookup(each.value, "ttl", false) ? [1] : []
-    content {}
-  }
-}
-
-# Documents of this database only.
-resource "google_project_iam_member" "datastore_user" {
-  project = var.project_id
-  role    = "roles/datastore.user"
-  member  = local.sa_member
-
-  condition {
-    title       = "only-${var.database}"
-    description = "The sluice Firestore database only."
-    expression  = "resource.name == \"projects/${var.project_id}/databases/${var.database}\""
-  }
+  project_id          = var.project_id
+  database            = var.database
+  location            = var.database_location
+  ttl                 = var.ttl
+  deletion_protection = var.database_deletion_protection
+  member              = local.sa_member
 }
 
 module "secrets" {
@@ -111,7 +52,7 @@ module "service" {
   concurrency           = var.concurrency
 
   env = merge(var.extra_env, {
-    SLUICE_STORE  = var.ttl ? "${local.store}?ttl=true" : local.store
+    SLUICE_STORE  = module.store.store_url
     SLUICE_REGION = var.sqs_region
   })
   secret_env = {
@@ -121,7 +62,7 @@ module "service" {
 
   # The store's queries fail until their indexes exist, and a revision
   # must not start before it may read its secrets and the database.
-  depends_on = [module.secrets, google_project_iam_member.datastore_user, google_firestore_index.declared, google_firestore_field.declared]
+  depends_on = [module.secrets, module.store]
 }
 
 module "maintenance" {

@@ -15,7 +15,7 @@ output "service_account_email" {
 
 output "store_url" {
   description = "SLUICE_STORE as the service has it (for sluice maintain or sluice serve elsewhere)."
-  value       = var.ttl ? "${local.store}?ttl=true" : local.store
+  value       = module.store.store_url
 }
 
 output "secret_ids" {
