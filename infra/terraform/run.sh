@@ -90,6 +90,10 @@ if [ ! -s "$gen/google.json" ] || [ ! -s "$gen/aws.json" ]; then
   "$standin" gen "$schemas/node_modules/@cdktf/provider-aws/.jsii" "$gen/aws.json.new"
   mv "$gen/google.json.new" "$gen/google.json"
   mv "$gen/aws.json.new" "$gen/aws.json"
+  # Schemas of earlier sources are of no further use.
+  for old in "$cache"/standin-*; do
+    [ "$old" = "$gen" ] || rm -rf "$old"
+  done
 fi
 
 # The filesystem mirror (unpacked layout): the stand-in under each
