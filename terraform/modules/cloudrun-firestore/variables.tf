@@ -101,6 +101,11 @@ variable "extra_env" {
   description = "More plain SLUICE_* settings; secrets are refused."
   type        = map(string)
   default     = {}
+
+  validation {
+    condition     = length(setintersection(keys(var.extra_env), ["SLUICE_STORE", "SLUICE_ACCESS_KEYS", "SLUICE_ACCESS_KEYS_FILE", "SLUICE_MAINTENANCE_TOKEN", "SLUICE_WAKEUPS", "SLUICE_REGION"])) == 0
+    error_message = "extra_env cannot set what the module sets (SLUICE_STORE, SLUICE_WAKEUPS, SLUICE_REGION) or a secret (SLUICE_ACCESS_KEYS*, SLUICE_MAINTENANCE_TOKEN)."
+  }
 }
 
 variable "maintenance_schedule" {

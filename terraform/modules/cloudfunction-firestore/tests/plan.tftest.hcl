@@ -93,3 +93,13 @@ run "source_is_private" {
     error_message = "The object is named by the zip's content, so a new zip makes a new build."
   }
 }
+
+run "a_secret_in_extra_env_is_refused" {
+  command = plan
+
+  variables {
+    extra_env = { SLUICE_MAINTENANCE_TOKEN = "0123456789abcdef0123456789abcdef" }
+  }
+
+  expect_failures = [var.extra_env]
+}

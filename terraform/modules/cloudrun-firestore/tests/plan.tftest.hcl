@@ -83,3 +83,13 @@ run "default_database" {
     error_message = "The (default) database is named by the project alone."
   }
 }
+
+run "the_store_in_extra_env_is_refused" {
+  command = plan
+
+  variables {
+    extra_env = { SLUICE_STORE = "mem://" }
+  }
+
+  expect_failures = [var.extra_env]
+}

@@ -143,3 +143,13 @@ run "malformed_access_keys_are_refused" {
 
   expect_failures = [var.access_keys]
 }
+
+run "a_secret_in_extra_env_is_refused" {
+  command = plan
+
+  variables {
+    extra_env = { SLUICE_ACCESS_KEYS = "AKID:SECRET" }
+  }
+
+  expect_failures = [var.extra_env]
+}
