@@ -11,6 +11,10 @@
 #   make test-console  the web console in headless Chromium against sluice serve
 #                      --console (infra/console/run.sh; screenshots in
 #                      .tmp/console-screenshots)
+#   make test-terraform  tofu fmt, validate and test (plan mode) on every module
+#                      and example under terraform/, offline: OpenTofu built
+#                      from the Go module proxy, a schema-only stand-in for
+#                      the google and aws providers (infra/terraform/run.sh)
 #   make fuzz          every Fuzz target for FUZZTIME each (default 10s)
 #   make run           build, then serve (ARGS="--addr 127.0.0.1:9324 --store mem://")
 #   make clean         remove bin/ (distclean: also the JS suite's node_modules)
@@ -44,7 +48,7 @@ ARGS        ?=
 SERVICE_NAMES := postgres firestore pubsub
 SERVICES ?= $(foreach s,$(SERVICE_NAMES),$(if $(wildcard infra/scripts/$(s).sh),$(s)))
 
-.PHONY: all build static test test-go vet test-clients test-console fuzz run clean distclean services services-stop
+.PHONY: all build static test test-go vet test-clients test-console test-terraform fuzz run clean distclean services services-stop
 
 all: build
 
@@ -64,7 +68,8 @@ test:
 	$(MAKE) --no-print-directory test-go && go_result=ok || { go_result=FAILED; rc=1; }; \
 	$(MAKE) --no-print-directory test-clients && clients_result=ok || { clients_result=FAILED; rc=1; }; \
 	$(MAKE) --no-print-directory test-console && console_result=ok || { console_result=FAILED; rc=1; }; \
-	if [ $$rc -ne 0 ]; then echo "make test: test-go $$go_result, test-clients $$clients_result, test-console $$console_result"; fi; \
+	$(MAKE) --no-print-directory test-terraform && terraform_result=ok || { terraform_result=FAILED; rc=1; }; \
+	if [ $$rc -ne 0 ]; then echo "make test: test-go $$go_result, test-clients $$clients_result, test-console $$console_result, test-terraform $$terraform_result"; fi; \
 	exit $$rc
 
 # For a shell of your own: eval "$$(make -s services)"; later make services-stop.
@@ -108,6 +113,10 @@ test-clients:
 test-console:
 	bash infra/console/run.sh
 
+# The Terraform modules, checked offline (no provider download, no cloud).
+test-terraform:
+	bash infra/terraform/run.sh
+
 fuzz:
 	FUZZTIME=$(FUZZTIME) bash infra/scripts/fuzz.sh
 
@@ -118,7 +127,7 @@ clean:
 	rm -rf bin
 
 distclean: clean
-	rm -rf infra/clients/js/node_modules infra/console/node_modules
+	rm -rf infra/clients/js/node_modules infra/console/node_modules infra/terraform/schemas/node_modules
 
 # ---- make bench: the load matrix (`sluice bench`, infra/bench/). Not part
 # of `make test`; takes about five minutes.

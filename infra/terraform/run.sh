@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The offline checks of terraform/ (make test-terraform): tofu fmt -check,
+# then tofu init, validate and test on every module and example, with no
+# network: OpenTofu built from the Go module proxy, and the google and aws
+# providers replaced by a schema-only stand-in (infra/terraform/standin)
+# serving the real providers' schemas, from a filesystem mirror.
+#
+# Environment:
+#   SLUICE_CACHE=dir   where the tofu binary and the generated schemas are
+#                      kept between runs (default ${XDG_CACHE_HOME:-~/.cache}/sluice)
+#   TF_DIRS="..."      check only these directories (relative to terraform/)
+#   CI=true            a missing tool (go, npm) fails instead of skipping
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+
+TOFU_VERSION=1.12.6
+GOOGLE_VERSION=6.50.0 # of @cdktf/provider-google 16.12.1
+AWS_VERSION=6.25.0    # of @cdktf/provider-aws 21.22.1
+cache="${SLUICE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sluice}"
+
+missing() {
+  if [ "${CI:-}" = true ]; then
+    echo "test-terraform: FAILED: $1"
+    exit 1
+  fi
+  echo "test-terraform: SKIPPED: $1; CI=true makes this a failure"
+  exit 0
+}
+command -v go >/dev/null || missing "go is not installed"
+command -v npm >/dev/null || missing "npm is not installed"
+
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/sluice-terraform.XXXXXX")"
+trap 'rm -rf "$tmp"' EXIT
+
+# tofu reads only this run's CLI configuration, never the machine's: the
+# stand-in's mirror (filled below) is its one way to install providers.
+mirror="$tmp/mirror"
+export TF_CLI_CONFIG_FILE="$tmp/tofurc"
+cat >"$TF_CLI_CONFIG_FILE" <<EOF
+provider_installation {
+  filesystem_mirror {
+    path    = "$mirror"
+    include = ["registry.opentofu.org/hashicorp/*"]
+  }
+}
+EOF
+export TF_IN_AUTOMATION=1 TF_INPUT=0 CHECKPOINT_DISABLE=1
+
+# OpenTofu, built once per version from the module proxy's source (go
+# install refuses the module: its go.mod has replace directives).
+tofu="$cache/tofu-v$TOFU_VERSION/tofu"
+if [ ! -x "$tofu" ]; then
+  echo "=== building OpenTofu v$TOFU_VERSION from the Go module proxy (once; cached in $(dirname "$tofu"))"
+  started=$SECONDS
+  dir="$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "github.com/opentofu/opentofu@v$TOFU_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -d "$dir" ] || { echo "test-terraform: FAILED: go mod download gave no directory"; exit 1; }
+  cp -r "$dir" "$tmp/opentofu"
+  chmod -R u+w "$tmp/opentofu"
+  mkdir -p "$(dirname "$tofu")"
+  (cd "$tmp/opentofu" && GOFLAGS=-mod=mod CGO_ENABLED=0 go build -trimpath \
+    -ldflags "-X github.com/opentofu/opentofu/version.dev=no" -o "$tofu.new" ./cmd/tofu)
+  mv "$tofu.new" "$tofu"
+  rm -rf "$tmp/opentofu"
+  echo "=== OpenTofu built in $((SECONDS - started))s"
+fi
+"$tofu" version | sed -n 1p
+
+# The providers' schemas: the .jsii manifests of the CDKTF packages
+# (infra/terraform/schemas/package-lock.json), turned into the stand-in's
+# schema files; both cached by what they are made from.
+schemas=infra/terraform/schemas
+stamp="$schemas/node_modules/.sluice-lock"
+if ! cmp -s "$schemas/package-lock.json" "$stamp" 2>/dev/null; then
+  echo "=== npm ci in $schemas"
+  (cd "$schemas" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) ||
+    missing "npm ci in $schemas failed"
+  cp "$schemas/package-lock.json" "$stamp"
+fi
+key="$(cat "$schemas/package-lock.json" infra/terraform/standin/*.go infra/terraform/standin/go.sum | sha256sum | cut -c1-16)"
+gen="$cache/standin-$key"
+standin="$tmp/standin"
+echo "=== go vet, go test and go build in infra/terraform/standin"
+(cd infra/terraform/standin && go vet . && go test -count=1 . && go build -o "$standin" .)
+if [ ! -s "$gen/google.json" ] || [ ! -s "$gen/aws.json" ]; then
+  mkdir -p "$gen"
+  "$standin" gen "$schemas/node_modules/@cdktf/provider-google/.jsii" "$gen/google.json.new"
+  "$standin" gen "$schemas/node_modules/@cdktf/provider-aws/.jsii" "$gen/aws.json.new"
+  mv "$gen/google.json.new" "$gen/google.json"
+  mv "$gen/aws.json.new" "$gen/aws.json"
+  # Schemas of earlier sources are of no further use.
+  for old in "$cache"/standin-*; do
+    [ "$old" = "$gen" ] || rm -rf "$old"
+  done
+fi
+
+# The filesystem mirror (unpacked layout): the stand-in under each
+# provider's name and version, its schema.json beside it.
+platform="$(go env GOOS)_$(go env GOARCH)"
+for p in "google $GOOGLE_VERSION" "aws $AWS_VERSION"; do
+  set -- $p
+  d="$mirror/registry.opentofu.org/hashicorp/$1/$2/$platform"
+  mkdir -p "$d"
+  cp "$standin" "$d/terraform-provider-$1_v$2"
+  cp "$gen/$1.json" "$d/schema.json"
+done
+
+# A copy of the tree without lock files or .terraform: a committed lock
+# file holds the real providers' hashes, which the stand-in cannot match.
+# Modules read files of the repository beside terraform/ (the Firestore
+# store's index declaration): those are copied to the same places.
+mkdir -p "$tmp/tree/terraform" "$tmp/tree/stores/firestore"
+tar -C terraform --exclude=.terraform --exclude=.terraform.lock.hcl --exclude='*.tfstate*' -cf - . | tar -C "$tmp/tree/terraform" -xf -
+cp stores/firestore/firestore.indexes.json "$tmp/tree/stores/firestore/"
+
+rc=0
+fail() { echo "=== FAILED: $1"; rc=1; }
+
+echo "=== tofu fmt -check -recursive terraform"
+"$tofu" fmt -check -recursive -diff terraform || fail "tofu fmt (run: tofu fmt -recursive terraform)"
+
+dirs="${TF_DIRS:-$(cd terraform && ls -d modules/*/ examples/*/ 2>/dev/null | sed 's,/$,,')}"
+[ -n "$dirs" ] || { echo "test-terraform: FAILED: no modules or examples under terraform/"; exit 1; }
+for d in $dirs; do
+  # Each step exits on its own failure: set -e does not act in a
+  # subshell whose status is tested.
+  (
+    cd "$tmp/tree/terraform/$d" || exit 1
+    echo "=== $d: tofu init -backend=false"
+    "$tofu" init -backend=false -no-color >"$tmp/init.log" 2>&1 || { cat "$tmp/init.log"; exit 1; }
+    echo "=== $d: tofu validate"
+    "$tofu" validate -no-color || exit 1
+    if compgen -G "*.tftest.hcl" >/dev/null || compgen -G "tests/*.tftest.hcl" >/dev/null; then
+      echo "=== $d: tofu test"
+      "$tofu" test -no-color || exit 1
+    fi
+  ) || fail "$d"
+done
+[ $rc -eq 0 ] && echo "=== test-terraform: ok ($(echo "$dirs" | wc -w) directories, ${SECONDS}s)"
+exit $rc
