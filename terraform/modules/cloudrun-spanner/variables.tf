@@ -1,0 +1,121 @@
+variable "project_id" {
+  description = "Google Cloud project to deploy into."
+  type        = string
+}
+
+variable "region" {
+  description = "Region of the service, the scheduler job and (unless instance_config says otherwise) the Spanner instance, e.g. europe-west1."
+  type        = string
+}
+
+variable "name" {
+  description = "Name of the deployment: the service, the service account, the Spanner instance and the prefix of the secrets."
+  type        = string
+  default     = "sluice"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9-]{4,26}[a-z0-9]$", var.name))
+    error_message = "name is 6 to 28 lowercase letters, digits and hyphens, starting with a letter (it names a service account too)."
+  }
+}
+
+variable "image" {
+  description = "The sluice container image (the repository's Dockerfile)."
+  type        = string
+}
+
+variable "access_keys" {
+  description = "SigV4 access keys clients sign with: AKID:SECRET[:ACCOUNT],... (SLUICE_ACCESS_KEYS). Stored in Secret Manager; the service reads it from there."
+  type        = string
+  sensitive   = true
+
+  validation {
+    condition     = alltrue([for k in split(",", var.access_keys) : can(regex("^[A-Za-z0-9]{1,128}:[^:,]{1,}(:[0-9]{12})?(:[^:,]+)?$", trimspace(k)))])
+    error_message = "access_keys is AKID:SECRET[:ACCOUNT[:TOKEN]] entries separated by commas."
+  }
+}
+
+variable "maintenance_token" {
+  description = "Bearer token of the maintenance path (SLUICE_MAINTENANCE_TOKEN), at least 32 characters; the scheduler job sends it. Stored in Secret Manager."
+  type        = string
+  sensitive   = true
+
+  validation {
+    condition     = length(var.maintenance_token) >= 32
+    error_message = "maintenance_token must be at least 32 characters (e.g. openssl rand -hex 32)."
+  }
+}
+
+variable "processing_units" {
+  description = "Compute capacity of the Spanner instance: 100 to 900 in steps of 100, then whole nodes (multiples of 1000). Billed by the hour while the instance exists; 100 is the smallest (about 110 unbatched message lifecycles a second, by Google's sizing guide; docs/spanner.md)."
+  type        = number
+  default     = 100
+
+  validation {
+    condition     = (var.processing_units >= 100 && var.processing_units <= 900 && var.processing_units % 100 == 0) || (var.processing_units >= 1000 && var.processing_units % 1000 == 0)
+    error_message = "processing_units is 100 to 900 in steps of 100, or a multiple of 1000."
+  }
+}
+
+variable "instance_config" {
+  description = "Spanner instance configuration; null for regional-REGION (the service's region). A multi-region one (e.g. nam3) costs more."
+  type        = string
+  default     = null
+}
+
+variable "database" {
+  description = "Spanner database ID (GoogleSQL dialect), created empty; the store creates its tables at start."
+  type        = string
+  default     = "sluice"
+
+  validation {
+    condition     = can(regex("^[a-z][a-z0-9_-]{0,28}[a-z0-9]$", var.database))
+    error_message = "A Spanner database ID is 2 to 30 lowercase letters, digits, _ and -, starting with a letter and ending with a letter or digit."
+  }
+}
+
+variable "database_deletion_protection" {
+  description = "Refuse to delete the database: Terraform's deletion_protection and Spanner's own drop protection."
+  type        = bool
+  default     = true
+}
+
+variable "max_instances" {
+  description = "Maximum Cloud Run instances."
+  type        = number
+  default     = 10
+}
+
+variable "concurrency" {
+  description = "Requests per Cloud Run instance (long polls share one)."
+  type        = number
+  default     = 1000
+}
+
+variable "sqs_region" {
+  description = "The AWS region name sluice answers as (SLUICE_REGION)."
+  type        = string
+  default     = "us-east-1"
+
+  validation {
+    condition     = can(regex("^[a-z]{2}(-[a-z]+)+-[0-9]$", var.sqs_region))
+    error_message = "sqs_region is an AWS region name such as us-east-1."
+  }
+}
+
+variable "extra_env" {
+  description = "More plain SLUICE_* settings; secrets are refused."
+  type        = map(string)
+  default     = {}
+
+  validation {
+    condition     = length(setintersection(keys(var.extra_env), ["SLUICE_STORE", "SLUICE_ACCESS_KEYS", "SLUICE_ACCESS_KEYS_FILE", "SLUICE_MAINTENANCE_TOKEN", "SLUICE_WAKEUPS", "SLUICE_REGION"])) == 0
+    error_message = "extra_env cannot set what the module sets (SLUICE_STORE, SLUICE_WAKEUPS, SLUICE_REGION) or a secret (SLUICE_ACCESS_KEYS*, SLUICE_MAINTENANCE_TOKEN)."
+  }
+}
+
+variable "maintenance_schedule" {
+  description = "Cron schedule of the maintenance pass."
+  type        = string
+  default     = "* * * * *"
+}
