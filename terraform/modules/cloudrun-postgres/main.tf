@@ -5,25 +5,15 @@
 # private IP: no VPC, connector or Direct VPC egress to create or pay for
 # while idle, the proxy encrypts and authorises by IAM (roles/cloudsql.client
 # on this instance only), and the instance's public IP accepts no network
-# (no authorised networks, connector enforcement on).
+# (no authorised networks, connector enforcement on). The database part is
+# gcp-cloudsql-store, shared with the Cloud Function variant.
 
 locals {
-  secret_store  = "${var.name}-store"
-  secret_keys   = "${var.name}-access-keys"
-  secret_token  = "${var.name}-maintenance-token"
-  database      = "sluice"
-  db_user       = "sluice"
-  sa_member     = "serviceAccount:${google_service_account.sluice.email}"
-  wakeups       = var.pubsub_wakeups ? { SLUICE_WAKEUPS = module.wakeups[0].wakeups_url } : {}
-  instance_path = "projects/${var.project_id}/instances/${google_sql_database_instance.this.name}"
-  # Every instance's pool and LISTEN connection, plus room for Cloud SQL's
-  # own and an operator's.
-  max_connections = var.max_instances * (var.pool_max_conns + 1) + 20
-  # pgx reads the socket directory from host=; the proxy encrypts, so the
-  # socket itself needs no TLS.
-  store_url = format("postgres://%s:%s@/%s?host=/cloudsql/%s&sslmode=disable&pool_max_conns=%d",
-    local.db_user, urlencode(var.db_password), local.database,
-  google_sql_database_instance.this.connection_name, var.pool_max_conns)
+  secret_store = "${var.name}-store"
+  secret_keys  = "${var.name}-access-keys"
+  secret_token = "${var.name}-maintenance-token"
+  sa_member    = "serviceAccount:${google_service_account.sluice.email}"
+  wakeups      = var.pubsub_wakeups ? { SLUICE_WAKEUPS = module.wakeups[0].wakeups_url } : {}
 }
 
 resource "google_service_account" "sluice" {
@@ -33,67 +23,43 @@ resource "google_service_account" "sluice" {
   description  = "Runs the sluice service: Cloud SQL client of one instance, reader of its own secrets."
 }
 
-resource "google_sql_database_instance" "this" {
-  project             = var.project_id
-  region              = var.region
-  name                = var.name
-  database_version    = var.db_version
-  deletion_protection = var.db_deletion_protection
+module "database" {
+  source = "../gcp-cloudsql-store"
 
-  settings {
-    tier                        = var.db_tier
-    edition                     = "ENTERPRISE"
-    availability_type           = var.db_high_availability ? "REGIONAL" : "ZONAL"
-    disk_size                   = var.db_disk_size_gb
-    disk_autoresize             = true
-    deletion_protection_enabled = var.db_deletion_protection
-    # Only the Cloud SQL connectors may connect.
-    connector_enforcement = "REQUIRED"
-
-    ip_configuration {
-      ipv4_enabled = true
-      ssl_mode     = "ENCRYPTED_ONLY"
-    }
-
-    backup_configuration {
-      enabled                        = true
-      point_in_time_recovery_enabled = true
-    }
-
-    database_flags {
-      name  = "max_connections"
-      value = tostring(local.max_connections)
-    }
-  }
+  project_id             = var.project_id
+  region                 = var.region
+  name                   = var.name
+  member                 = local.sa_member
+  max_instances          = var.max_instances
+  pool_max_conns         = var.pool_max_conns
+  db_password            = var.db_password
+  db_version             = var.db_version
+  db_tier                = var.db_tier
+  db_disk_size_gb        = var.db_disk_size_gb
+  db_high_availability   = var.db_high_availability
+  db_deletion_protection = var.db_deletion_protection
 }
 
-resource "google_sql_database" "sluice" {
-  project  = var.project_id
-  instance = google_sql_database_instance.this.name
-  name     = local.database
+# Where these lived before the database part was shared: existing
+# deployments keep their instance.
+moved {
+  from = google_sql_database_instance.this
+  to   = module.database.google_sql_database_instance.this
 }
 
-# A built-in user: a member of cloudsqlsuperuser, which owns the database
-# Cloud SQL creates, so it may CREATE in schema public (which sluice needs
-# on every start) and owns the tables it makes.
-resource "google_sql_user" "sluice" {
-  project  = var.project_id
-  instance = google_sql_database_instance.this.name
-  name     = local.db_user
-  password = var.db_password
+moved {
+  from = google_sql_database.sluice
+  to   = module.database.google_sql_database.sluice
 }
 
-# Connect through the Cloud SQL connector, to this instance only.
-resource "google_project_iam_member" "cloudsql_client" {
-  project = var.project_id
-  role    = "roles/cloudsql.client"
-  member  = local.sa_member
+moved {
+  from = google_sql_user.sluice
+  to   = module.database.google_sql_user.sluice
+}
 
-  condition {
-    title       = "only-${var.name}"
-    description = "The sluice database instance only."
-    expression  = "resource.name == \"${local.instance_path}\" && resource.type == \"sqladmin.googleapis.com/Instance\""
-  }
+moved {
+  from = google_project_iam_member.cloudsql_client
+  to   = module.database.google_project_iam_member.cloudsql_client[0]
 }
 
 module "secrets" {
@@ -103,7 +69,7 @@ module "secrets" {
   accessor   = local.sa_member
   labels     = { app = "sluice", deployment = var.name }
   secrets = {
-    (local.secret_store) = local.store_url
+    (local.secret_store) = module.database.store_url
     (local.secret_keys)  = var.access_keys
     (local.secret_token) = var.maintenance_token
   }
@@ -129,7 +95,7 @@ module "service" {
   min_instances         = 0
   max_instances         = var.max_instances
   concurrency           = var.concurrency
-  cloud_sql_instances   = [google_sql_database_instance.this.connection_name]
+  cloud_sql_instances   = [module.database.connection_name]
 
   env = merge(var.extra_env, local.wakeups, {
     SLUICE_REGION = var.sqs_region
@@ -142,7 +108,7 @@ module "service" {
 
   # A revision must not start before it may read its secrets and reach
   # the database and the topic.
-  depends_on = [module.secrets, google_project_iam_member.cloudsql_client, module.wakeups, google_sql_user.sluice, google_sql_database.sluice]
+  depends_on = [module.secrets, module.database, module.wakeups]
 }
 
 module "maintenance" {

@@ -15,7 +15,7 @@ output "service_account_email" {
 
 output "database_connection_name" {
   description = "The Cloud SQL instance's connection name (PROJECT:REGION:INSTANCE), for the Cloud SQL Auth Proxy or sluice maintain as a job."
-  value       = google_sql_database_instance.this.connection_name
+  value       = module.database.connection_name
 }
 
 output "secret_ids" {

@@ -77,15 +77,15 @@ run "least_privilege" {
   command = plan
 
   assert {
-    condition     = google_project_iam_member.cloudsql_client.role == "roles/cloudsql.client"
+    condition     = module.database.config.client_grant.role == "roles/cloudsql.client"
     error_message = "The service account connects with roles/cloudsql.client, nothing broader."
   }
   assert {
-    condition     = google_project_iam_member.cloudsql_client.condition[0].expression == "resource.name == \"projects/sluice-test/instances/sluice-pg\" && resource.type == \"sqladmin.googleapis.com/Instance\""
+    condition     = module.database.config.client_grant.condition == "resource.name == \"projects/sluice-test/instances/sluice-pg\" && resource.type == \"sqladmin.googleapis.com/Instance\""
     error_message = "roles/cloudsql.client must be limited to the sluice instance."
   }
   assert {
-    condition     = google_project_iam_member.cloudsql_client.member == "serviceAccount:sluice-pg@sluice-test.iam.gserviceaccount.com" && output.service_config.service_account == "sluice-pg@sluice-test.iam.gserviceaccount.com"
+    condition     = module.database.config.client_grant.member == "serviceAccount:sluice-pg@sluice-test.iam.gserviceaccount.com" && output.service_config.service_account == "sluice-pg@sluice-test.iam.gserviceaccount.com"
     error_message = "The grant is the service's own service account's, which the service runs as."
   }
 }
@@ -94,15 +94,15 @@ run "database" {
   command = plan
 
   assert {
-    condition     = google_sql_database_instance.this.settings[0].database_flags[0].name == "max_connections" && google_sql_database_instance.this.settings[0].database_flags[0].value == "110"
+    condition     = module.database.config.max_connections == "110"
     error_message = "max_connections must cover every instance's pool and LISTEN connection: 10 * (8 + 1) + 20."
   }
   assert {
-    condition     = google_sql_database_instance.this.settings[0].connector_enforcement == "REQUIRED" && length(google_sql_database_instance.this.settings[0].ip_configuration[0].authorized_networks) == 0
+    condition     = module.database.config.connector_enforcement == "REQUIRED" && module.database.config.authorized_networks == 0
     error_message = "Only the Cloud SQL connectors may reach the database."
   }
   assert {
-    condition     = google_sql_database_instance.this.deletion_protection
+    condition     = module.database.config.deletion_protection
     error_message = "The database is protected from destroy by default."
   }
 }
