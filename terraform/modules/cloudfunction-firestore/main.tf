@@ -1,7 +1,6 @@
 # sluice as a Cloud Function (2nd gen) with Firestore: the same store,
 # secrets and scheduler as cloudrun-firestore, with the function's front
-# instead of the container. The buildpack builds the repository's root
-# package (function.go), which registers the entry point Sluice.
+# (gcp-cloudfunction-service) instead of the container.
 
 locals {
   secret_keys  = "${var.name}-access-keys"
@@ -39,94 +38,53 @@ module "secrets" {
   }
 }
 
-# The uploaded source, named by its content so that a new zip makes a new
-# build.
-resource "google_storage_bucket" "source" {
-  project                     = var.project_id
-  name                        = "${var.project_id}-${var.name}-source"
-  location                    = var.region
-  uniform_bucket_level_access = true
-  public_access_prevention    = "enforced"
-  force_destroy               = true
-}
+module "function" {
+  source = "../gcp-cloudfunction-service"
 
-resource "google_storage_bucket_object" "source" {
-  bucket = google_storage_bucket.source.name
-  name   = "sluice-source-${filemd5(var.source_zip)}.zip"
-  source = var.source_zip
-}
+  project_id            = var.project_id
+  region                = var.region
+  name                  = var.name
+  source_zip            = var.source_zip
+  go_version            = var.go_version
+  runtime               = var.runtime
+  build_service_account = var.build_service_account
+  service_account_email = google_service_account.sluice.email
+  max_instances         = var.max_instances
+  concurrency           = var.concurrency
+  memory                = var.memory
 
-resource "google_cloudfunctions2_function" "this" {
-  project     = var.project_id
-  location    = var.region
-  name        = var.name
-  description = "sluice: the Amazon SQS API"
-
-  build_config {
-    runtime         = var.runtime
-    entry_point     = "Sluice"
-    service_account = var.build_service_account
-    environment_variables = {
-      GOOGLE_GO_VERSION = var.go_version
-    }
-    source {
-      storage_source {
-        bucket = google_storage_bucket.source.name
-        object = google_storage_bucket_object.source.name
-      }
-    }
-  }
-
-  service_config {
-    min_instance_count               = 0
-    max_instance_count               = var.max_instances
-    max_instance_request_concurrency = var.concurrency
-    # Concurrency above 1 needs a whole CPU.
-    available_cpu                  = "1"
-    available_memory               = var.memory
-    timeout_seconds                = 60
-    ingress_settings               = "ALLOW_ALL"
-    all_traffic_on_latest_revision = true
-    service_account_email          = google_service_account.sluice.email
-
-    # Queue URLs take X-Forwarded-Proto (SLUICE_TRUST_FORWARDED defaults
-    # to true on a function).
-    environment_variables = merge(var.extra_env, {
-      SLUICE_STORE  = module.store.store_url
-      SLUICE_REGION = var.sqs_region
-    })
-
-    secret_environment_variables {
-      key        = "SLUICE_ACCESS_KEYS"
-      project_id = var.project_id
-      secret     = module.secrets.secrets[local.secret_keys].secret
-      version    = module.secrets.secrets[local.secret_keys].version
-    }
-    secret_environment_variables {
-      key        = "SLUICE_MAINTENANCE_TOKEN"
-      project_id = var.project_id
-      secret     = module.secrets.secrets[local.secret_token].secret
-      version    = module.secrets.secrets[local.secret_token].version
-    }
+  env = merge(var.extra_env, {
+    SLUICE_STORE  = module.store.store_url
+    SLUICE_REGION = var.sqs_region
+  })
+  secret_env = {
+    SLUICE_ACCESS_KEYS       = module.secrets.secrets[local.secret_keys]
+    SLUICE_MAINTENANCE_TOKEN = module.secrets.secrets[local.secret_token]
   }
 
   depends_on = [module.secrets, module.store]
 }
 
-# Public: SigV4 with the access keys keeps strangers out. A 2nd gen
-# function is invoked through its Cloud Run service, of the same name.
-resource "google_cloud_run_v2_service_iam_member" "public" {
-  project  = var.project_id
-  location = var.region
-  name     = google_cloudfunctions2_function.this.name
-  role     = "roles/run.invoker"
-  member   = "allUsers"
+# Where these lived before the function front was shared: existing
+# deployments keep their function and bucket.
+moved {
+  from = google_storage_bucket.source
+  to   = module.function.google_storage_bucket.source
 }
 
-locals {
-  # The run.app URL: it has no path, so SDKs can take it as an endpoint
-  # (the cloudfunctions.net URL ends in /NAME).
-  endpoint = trimsuffix(google_cloudfunctions2_function.this.service_config[0].uri, "/")
+moved {
+  from = google_storage_bucket_object.source
+  to   = module.function.google_storage_bucket_object.source
+}
+
+moved {
+  from = google_cloudfunctions2_function.this
+  to   = module.function.google_cloudfunctions2_function.this
+}
+
+moved {
+  from = google_cloud_run_v2_service_iam_member.public
+  to   = module.function.google_cloud_run_v2_service_iam_member.public
 }
 
 module "maintenance" {
@@ -135,7 +93,7 @@ module "maintenance" {
   project_id   = var.project_id
   region       = var.region
   name         = "${var.name}-maintain"
-  endpoint_url = local.endpoint
+  endpoint_url = module.function.uri
   token        = var.maintenance_token
   schedule     = var.maintenance_schedule
 }

@@ -1,6 +1,6 @@
 output "sqs_endpoint_url" {
   description = "The SQS endpoint (the function's run.app URL): AWS_ENDPOINT_URL_SQS, or --endpoint-url of the AWS CLI."
-  value       = local.endpoint
+  value       = module.function.uri
 }
 
 output "maintenance_url" {
@@ -10,7 +10,7 @@ output "maintenance_url" {
 
 output "function_name" {
   description = "The function."
-  value       = google_cloudfunctions2_function.this.name
+  value       = module.function.name
 }
 
 output "service_account_email" {
@@ -29,4 +29,9 @@ output "secret_ids" {
     access_keys       = local.secret_keys
     maintenance_token = local.secret_token
   }
+}
+
+output "function_config" {
+  description = "What the function runs with (build, scaling, service account, env names and the secrets they come from); holds no secret value."
+  value       = module.function.config
 }
