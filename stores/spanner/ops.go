@@ -122,6 +122,41 @@ func copyFields(f docstore.Fields) docstore.Fields {
 	return c
 }
 
+// read runs f on a strong view of the database outside any transaction
+// of the caller's: a single-use read-only transaction, or a multi-use one
+// when f reads more than once. The emulator answers a strong read-only
+// read only after a wait of about 60 ms following any commit, while its
+// locking reads in a read-write transaction answer at once and see the
+// same committed state: there f runs in a read-write transaction that
+// writes nothing (retried like any other when the emulator aborts it),
+// unless the caller is inside a RunTx of its own, whose transaction the
+// emulator's one-at-a-time rule would make this one wait for forever.
+func (d *Docs) read(ctx context.Context, multi bool, f func(ctx context.Context, r reader) error) error {
+	inTx := ctx.Value(inTxKey{}) != nil
+	rctx, cancel := detach(ctx)
+	defer cancel()
+	if d.emulator && !inTx {
+		cl, err := d.clients.take(rctx)
+		if err != nil {
+			return err
+		}
+		defer d.clients.put(cl)
+		_, err = cl.ReadWriteTransaction(rctx, func(ctx context.Context, t *sp.ReadWriteTransaction) error { return f(ctx, t) })
+		return err
+	}
+	if multi || d.emulator {
+		cl, err := d.clients.take(rctx)
+		if err != nil {
+			return err
+		}
+		defer d.clients.put(cl)
+		ro := cl.ReadOnlyTransaction()
+		defer ro.Close()
+		return f(rctx, ro)
+	}
+	return f(rctx, d.client.Single())
+}
+
 // Get reads keys strongly: keys of one table in a single-use read-only
 // transaction, of several in one multi-use read-only transaction, so that
 // the answer is one consistent state either way.
@@ -137,22 +172,13 @@ func (d *Docs) Get(ctx context.Context, keys ...docstore.Key) ([]*docstore.Doc, 
 			distinct[""] = true
 		}
 	}
-	rctx, cancel := detach(ctx)
-	defer cancel()
-	var r reader
-	if len(distinct) == 1 {
-		r = d.client.Single()
-	} else {
-		cl, err := d.clients.take(rctx)
-		if err != nil {
-			return nil, readErr(ctx, err)
-		}
-		defer d.clients.put(cl)
-		ro := cl.ReadOnlyTransaction()
-		defer ro.Close()
-		r = ro
-	}
-	docs, rows, err := d.readKeys(rctx, r, keys)
+	var docs []*docstore.Doc
+	var rows int64
+	err := d.read(ctx, len(distinct) > 1, func(ctx context.Context, r reader) error {
+		var err error
+		docs, rows, err = d.readKeys(ctx, r, keys)
+		return err
+	})
 	if err != nil {
 		return nil, readErr(ctx, err)
 	}
@@ -181,16 +207,17 @@ func (d *Docs) Query(ctx context.Context, q docstore.Query) ([]*docstore.Doc, er
 	if !ok {
 		return []*docstore.Doc{}, nil
 	}
-	out := []*docstore.Doc{}
-	rctx, cancel := detach(ctx)
-	defer cancel()
-	err = d.client.Single().Query(rctx, st).Do(func(row *sp.Row) error {
-		id, f, err := t.decode(row)
-		if err != nil {
-			return err
-		}
-		out = append(out, &docstore.Doc{Key: docstore.Key{Collection: q.Collection, ID: id}, Fields: f})
-		return nil
+	var out []*docstore.Doc
+	err = d.read(ctx, false, func(ctx context.Context, r reader) error {
+		out = []*docstore.Doc{}
+		return r.Query(ctx, st).Do(func(row *sp.Row) error {
+			id, f, err := t.decode(row)
+			if err != nil {
+				return err
+			}
+			out = append(out, &docstore.Doc{Key: docstore.Key{Collection: q.Collection, ID: id}, Fields: f})
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, readErr(ctx, err)
@@ -205,10 +232,19 @@ func (d *Docs) scan(ctx context.Context, coll string) ([]*docstore.Doc, int64, e
 		return nil, 0, err
 	}
 	var out []*docstore.Doc
-	ctx, cancel := detach(ctx)
-	defer cancel()
 	st := sp.Statement{SQL: "SELECT DocId, Fields FROM Schemaless WHERE Coll = @c ORDER BY DocId", Params: map[string]any{"c": coll}}
-	err := d.client.Single().Query(ctx, st).Do(func(row *sp.Row) error {
+	err := d.read(ctx, false, func(ctx context.Context, r reader) error {
+		out = nil
+		return r.Query(ctx, st).Do(d.scanRow(coll, &out))
+	})
+	if err != nil {
+		return nil, 0, readErr(ctx, err)
+	}
+	return out, int64(len(out)), nil
+}
+
+func (d *Docs) scanRow(coll string, out *[]*docstore.Doc) func(row *sp.Row) error {
+	return func(row *sp.Row) error {
 		var id string
 		var b []byte
 		if err := row.Columns(&id, &b); err != nil {
@@ -218,13 +254,9 @@ func (d *Docs) scan(ctx context.Context, coll string) ([]*docstore.Doc, int64, e
 		if err != nil {
 			return err
 		}
-		out = append(out, &docstore.Doc{Key: docstore.Key{Collection: coll, ID: id}, Fields: f})
+		*out = append(*out, &docstore.Doc{Key: docstore.Key{Collection: coll, ID: id}, Fields: f})
 		return nil
-	})
-	if err != nil {
-		return nil, 0, readErr(ctx, err)
 	}
-	return out, int64(len(out)), nil
 }
 
 // Count counts with COUNT(*) over the query's index.
@@ -272,15 +304,18 @@ func (d *Docs) aggregate(ctx context.Context, q docstore.Query, sum string) (n, 
 	if err != nil || !ok {
 		return 0, 0, err
 	}
-	rctx, cancel := detach(ctx)
-	defer cancel()
-	err = d.client.Single().Query(rctx, st).Do(func(row *sp.Row) error { return row.Columns(&n, &s) })
+	err = d.read(ctx, false, func(ctx context.Context, r reader) error {
+		return r.Query(ctx, st).Do(func(row *sp.Row) error { return row.Columns(&n, &s) })
+	})
 	if err != nil {
 		return 0, 0, readErr(ctx, err)
 	}
 	d.count(ctx, Billed{ReadOnly: 1, RowsRead: n})
 	return n, s, nil
 }
+
+// inTxKey marks the context of fn in RunTx.
+type inTxKey struct{}
 
 var errAttempts = errors.New("spanner: transaction attempts exhausted")
 
@@ -309,7 +344,7 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 		x := &tx{d: d, t: t}
 		last = x
 		defer func() { d.count(ctx, Billed{RowsRead: x.rows}) }()
-		fnErr = fn(ctx, x)
+		fnErr = fn(context.WithValue(ctx, inTxKey{}, true), x)
 		if fnErr != nil {
 			return fnErr
 		}
