@@ -232,9 +232,11 @@ type billed struct {
 //     transactions (single-use or multi-use) run;
 //   - RowsRead: rows returned by reads and queries, and rows a COUNT or
 //     SUM aggregated (each matched index entry);
-//   - Mutations: as Spanner counts them at commit (CommitStats: a mutation
-//     per column of each row inserted or updated, per row deleted, and per
-//     secondary index entry changed);
+//   - Mutations: as Spanner reports them at commit (CommitStats), or, where
+//     it reports none (the emulator), by Spanner's rule: a mutation per
+//     column of each row written (all of a table's columns for a Replace),
+//     one per row deleted, and per secondary index entry written its
+//     columns and key, or one per entry deleted;
 //   - Retries: attempts of read-write transactions that Spanner aborted
 //     (a conflict) and that ran again.
 type Billed struct {

@@ -393,8 +393,8 @@ type tx struct {
 	wrote          bool
 	readAfterWrite bool
 	rows           int64
-	// mutations is this attempt's own count of Spanner mutations, used
-	// when the commit reports none.
+	// mutations is this attempt's own count of Spanner mutations, by
+	// Spanner's rule, used when the commit reports none (the emulator).
 	mutations int64
 }
 
@@ -436,7 +436,7 @@ func (x *tx) put(key docstore.Key, f docstore.Fields, create bool) error {
 		if m, err = t.mutation(key.ID, f, create); err != nil {
 			return err
 		}
-		x.mutations += int64(len(f)) + 1 + int64(len(t.indexes))
+		x.mutations += t.putMutations()
 	} else {
 		b, err := encodeFields(f)
 		if err != nil {
@@ -461,7 +461,7 @@ func (x *tx) Delete(key docstore.Key) error {
 	}
 	if t := x.d.tables[key.Collection]; t != nil {
 		x.muts = append(x.muts, sp.Delete(t.name, sp.Key{key.ID}))
-		x.mutations += 1 + int64(len(t.indexes))
+		x.mutations += t.deleteMutations()
 	} else {
 		x.muts = append(x.muts, sp.Delete(schemaless, sp.Key{key.Collection, key.ID}))
 		x.mutations++

@@ -95,6 +95,22 @@ func typeOf(v any) docstore.Type {
 	return 0
 }
 
+// putMutations counts a Replace or Insert of a row as Spanner does (its
+// "mutations per commit" rule): every column of the row (a Replace
+// affects them all, writing NULL to those it does not name), and for each
+// secondary index the index entry's columns and the key.
+func (t *table) putMutations() int64 {
+	n := int64(len(t.columns))
+	for _, ix := range t.indexes {
+		n += int64(len(ix.Fields)) + 1
+	}
+	return n
+}
+
+// deleteMutations counts a row's deletion: one for the row, one for each
+// index entry it removes.
+func (t *table) deleteMutations() int64 { return 1 + int64(len(t.indexes)) }
+
 // mutation writes a document to its table: Replace, so that fields the
 // document lacks become NULL; insert for a Create.
 func (t *table) mutation(id string, f docstore.Fields, create bool) (*sp.Mutation, error) {
