@@ -2,6 +2,7 @@ package spanner
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -184,5 +185,17 @@ func TestBilled(t *testing.T) {
 	}
 	if b := d.Billed(); b.ReadWrite != 1 || b.ReadOnly != 1 || b.Mutations != want || b.RowsRead != 1 {
 		t.Errorf("Billed() = %+v", b)
+	}
+}
+
+// A Spanner that cannot be reached fails the open with
+// docstore.ErrUnavailable, at once, not at the caller's deadline.
+func TestOpenUnreachable(t *testing.T) {
+	t.Setenv("SPANNER_EMULATOR_HOST", "127.0.0.1:1") // nothing listens on port 1
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := OpenDocs(ctx, Config{Project: "p", Instance: "i", Database: "d"})
+	if !errors.Is(err, docstore.ErrUnavailable) || ctx.Err() != nil {
+		t.Fatalf("OpenDocs on a closed port: %v (context: %v), want docstore.ErrUnavailable before the deadline", err, ctx.Err())
 	}
 }
