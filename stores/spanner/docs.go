@@ -27,6 +27,7 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	sp "cloud.google.com/go/spanner"
 	database "cloud.google.com/go/spanner/admin/database/apiv1"
@@ -54,9 +55,19 @@ type Config struct {
 	// MaxAttempts bounds the attempts of one RunTx before it gives up
 	// with docstore.ErrContention; 0 means DefaultMaxAttempts.
 	MaxAttempts int
+	// CallTimeout bounds one call (a transaction with its retries, a
+	// read): the client retries an unreachable Spanner until its context
+	// ends, so past this a call that never reached a commit fails with
+	// docstore.ErrUnavailable instead of at the caller's deadline; 0 means
+	// DefaultCallTimeout.
+	CallTimeout time.Duration
 	// ClientOptions go to the data and admin clients.
 	ClientOptions []option.ClientOption
 }
+
+// DefaultCallTimeout is Config.CallTimeout when unset: far above any call
+// of a reachable Spanner (the emulator's slowest take seconds).
+const DefaultCallTimeout = 30 * time.Second
 
 // DefaultMaxAttempts: the emulator runs one read-write transaction at a
 // time and aborts the others, so a busy test meets many aborts.
@@ -70,6 +81,7 @@ type Docs struct {
 	name        string // projects/P/instances/I/databases/D
 	tables      map[string]*table
 	maxAttempts int
+	callTimeout time.Duration
 	emulator    bool
 
 	bill billed
@@ -92,6 +104,9 @@ func OpenDocs(ctx context.Context, cfg Config) (*Docs, error) {
 	d := &Docs{cfg: cfg, name: cfg.DatabaseName(), maxAttempts: cfg.MaxAttempts, emulator: os.Getenv("SPANNER_EMULATOR_HOST") != ""}
 	if d.maxAttempts <= 0 {
 		d.maxAttempts = DefaultMaxAttempts
+	}
+	if d.callTimeout = cfg.CallTimeout; d.callTimeout <= 0 {
+		d.callTimeout = DefaultCallTimeout
 	}
 	var err error
 	if d.tables, err = newTables(cfg.Tables, cfg.Indexes); err != nil {

@@ -3,6 +3,8 @@ package spanner
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -197,5 +199,54 @@ func TestOpenUnreachable(t *testing.T) {
 	_, err := OpenDocs(ctx, Config{Project: "p", Instance: "i", Database: "d"})
 	if !errors.Is(err, docstore.ErrUnavailable) || ctx.Err() != nil {
 		t.Fatalf("OpenDocs on a closed port: %v (context: %v), want docstore.ErrUnavailable before the deadline", err, ctx.Err())
+	}
+}
+
+// When Spanner goes away under an open store, transactions and reads fail
+// with docstore.ErrUnavailable within Config.CallTimeout, not at the
+// caller's deadline. The test runs an emulator of its own and stops it.
+func TestUnreachableAfterOpen(t *testing.T) {
+	emulatorHost(t)
+	dir := t.TempDir() + "/emulator"
+	script := "../../infra/scripts/spanner.sh"
+	start := exec.Command("bash", script, "start", dir)
+	// Without the shared emulator's address, which the script would print
+	// back instead of starting one.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SPANNER_EMULATOR_HOST=") {
+			start.Env = append(start.Env, kv)
+		}
+	}
+	out, err := start.Output()
+	if err != nil {
+		t.Fatalf("spanner.sh start: %v", err)
+	}
+	t.Cleanup(func() { _ = exec.Command("bash", script, "stop", dir).Run() })
+	host, ok := strings.CutPrefix(strings.SplitN(string(out), "\n", 2)[0], "export SPANNER_EMULATOR_HOST=")
+	if !ok {
+		t.Fatalf("spanner.sh start printed %q", out)
+	}
+	t.Setenv("SPANNER_EMULATOR_HOST", host)
+	d := openTest(t, Config{Project: "gone", Instance: "gone", Database: "gone", CallTimeout: 3 * time.Second})
+	k := docstore.Key{Collection: "c", ID: "x"}
+	if err := d.RunTx(context.Background(), func(ctx context.Context, tx docstore.Tx) error { return tx.Set(k, docstore.Fields{}) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := exec.Command("bash", script, "stop", dir).Run(); err != nil {
+		t.Fatalf("spanner.sh stop: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = d.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+		if _, err := tx.Get(ctx, k); err != nil {
+			return err
+		}
+		return tx.Set(k, docstore.Fields{"n": int64(1)})
+	})
+	if !errors.Is(err, docstore.ErrUnavailable) || ctx.Err() != nil {
+		t.Errorf("RunTx with the emulator stopped: %v (context: %v), want docstore.ErrUnavailable within the call timeout", err, ctx.Err())
+	}
+	if _, err := d.Get(ctx, k); !errors.Is(err, docstore.ErrUnavailable) || ctx.Err() != nil {
+		t.Errorf("Get with the emulator stopped: %v (context: %v), want docstore.ErrUnavailable", err, ctx.Err())
 	}
 }

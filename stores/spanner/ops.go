@@ -135,6 +135,8 @@ func (d *Docs) read(ctx context.Context, multi bool, f func(ctx context.Context,
 	inTx := ctx.Value(inTxKey{}) != nil
 	rctx, cancel := detach(ctx)
 	defer cancel()
+	rctx, cancelCall := context.WithTimeout(rctx, d.callTimeout)
+	defer cancelCall()
 	if d.emulator && !inTx {
 		cl, err := d.clients.take(rctx)
 		if err != nil {
@@ -389,7 +391,9 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 		return unavailable(ctx, err)
 	}
 	defer d.clients.put(client)
-	resp, err := client.ReadWriteTransactionWithOptions(ctx, func(ctx context.Context, t *sp.ReadWriteTransaction) error {
+	callCtx, cancel := context.WithTimeout(ctx, d.callTimeout)
+	defer cancel()
+	resp, err := client.ReadWriteTransactionWithOptions(callCtx, func(ctx context.Context, t *sp.ReadWriteTransaction) error {
 		if ran >= int64(d.maxAttempts) {
 			return errAttempts
 		}
@@ -426,6 +430,10 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 	switch {
 	case errors.Is(err, errAttempts):
 		return fmt.Errorf("%w: %d attempts aborted", docstore.ErrContention, ran)
+	case !reachedCommit && ctx.Err() == nil && callCtx.Err() != nil:
+		// The call's bound passed before a commit was sent (the client
+		// retries an unreachable Spanner until then).
+		return fmt.Errorf("%w: no answer within %v: %w", docstore.ErrUnavailable, d.callTimeout, err)
 	case fnErr != nil && errors.Is(err, fnErr) && sp.ErrCode(fnErr) != codes.Aborted:
 		return fnErr
 	case reachedCommit && sp.ErrCode(err) == codes.AlreadyExists:
@@ -539,7 +547,7 @@ func readErr(ctx context.Context, err error) error {
 	if errors.Is(err, iterator.Done) {
 		return nil
 	}
-	if ctx.Err() == nil && transient(err) {
+	if ctx.Err() == nil && (transient(err) || errors.Is(err, context.DeadlineExceeded)) {
 		return fmt.Errorf("%w: %w", docstore.ErrUnavailable, err)
 	}
 	return fmt.Errorf("spanner: %w", err)
