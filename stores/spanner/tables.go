@@ -330,10 +330,6 @@ next:
 func indexName(ix docstore.Index) string {
 	var b strings.Builder
 	b.WriteString(strings.ToUpper(ix.Collection[:1]) + ix.Collection[1:])
-	if strings.EqualFold(ix.Collection, "taskguards") {
-		b.Reset()
-		b.WriteString("TaskGuards")
-	}
 	b.WriteString("By")
 	for _, f := range ix.Fields {
 		b.WriteString(strings.ToUpper(f.Field[:1]) + f.Field[1:])
