@@ -45,7 +45,7 @@ ARGS        ?=
 # `make test-go` starts each, evals its exports, runs the tests and stops
 # again the ones it started. See infra/scripts/README.md.
 # Add a name here when its script lands; `make test SERVICES=` runs without any.
-SERVICE_NAMES := postgres firestore pubsub
+SERVICE_NAMES := postgres firestore pubsub spanner
 SERVICES ?= $(foreach s,$(SERVICE_NAMES),$(if $(wildcard infra/scripts/$(s).sh),$(s)))
 
 .PHONY: all build static test test-go vet test-clients test-console test-terraform fuzz run clean distclean services services-stop

@@ -27,6 +27,7 @@ import (
 	_ "github.com/sluicehq/sluice/stores/firestore" // firestore://PROJECT[/DATABASE]
 	_ "github.com/sluicehq/sluice/stores/memstore"  // mem://, for tests: one instance's memory
 	_ "github.com/sluicehq/sluice/stores/pgstore"   // postgres://, postgresql://
+	_ "github.com/sluicehq/sluice/stores/spanner"   // spanner://projects/P/instances/I/databases/D
 
 	_ "github.com/sluicehq/sluice/stores/wake/fslisten" // SLUICE_WAKEUPS firestore://
 	_ "github.com/sluicehq/sluice/stores/wake/pgnotify" // SLUICE_WAKEUPS postgres://

@@ -18,6 +18,10 @@ type BilledOps struct {
 	// ran again: not billed themselves (their reads are, in Reads), but
 	// what contention costs.
 	Retries int64
+	// ReadWrite and ReadOnly count transactions, for a backend whose cost
+	// follows its transactions rather than per-operation prices (Spanner:
+	// compute capacity); not part of Total.
+	ReadWrite, ReadOnly int64
 }
 
 // Total is every billed operation, whatever its kind.
@@ -33,7 +37,7 @@ type Biller interface {
 // Tally counts the billed operations of the calls made with its context
 // (see WithTally). Safe for concurrent use.
 type Tally struct {
-	reads, writes, deletes, retries, bytes atomic.Int64
+	reads, writes, deletes, retries, bytes, rw, ro atomic.Int64
 }
 
 // Add counts o.
@@ -46,11 +50,14 @@ func (t *Tally) Add(o BilledOps) {
 	t.deletes.Add(o.Deletes)
 	t.retries.Add(o.Retries)
 	t.bytes.Add(o.Bytes)
+	t.rw.Add(o.ReadWrite)
+	t.ro.Add(o.ReadOnly)
 }
 
 // Ops is what the tally counted.
 func (t *Tally) Ops() BilledOps {
-	return BilledOps{Reads: t.reads.Load(), Writes: t.writes.Load(), Deletes: t.deletes.Load(), Retries: t.retries.Load(), Bytes: t.bytes.Load()}
+	return BilledOps{Reads: t.reads.Load(), Writes: t.writes.Load(), Deletes: t.deletes.Load(), Retries: t.retries.Load(), Bytes: t.bytes.Load(),
+		ReadWrite: t.rw.Load(), ReadOnly: t.ro.Load()}
 }
 
 type tallyKey struct{}

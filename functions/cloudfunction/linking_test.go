@@ -20,6 +20,7 @@ func TestFunctionLinks(t *testing.T) {
 	for _, want := range []string{
 		fn,
 		"github.com/sluicehq/sluice/stores/firestore",
+		"github.com/sluicehq/sluice/stores/spanner",
 		"github.com/sluicehq/sluice/stores/wake/fslisten",
 		"github.com/sluicehq/sluice/stores/pgstore",
 		"github.com/sluicehq/sluice/stores/wake/pgnotify",

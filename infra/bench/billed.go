@@ -163,6 +163,10 @@ func countersBetween(a, b *billedScrape) *ServerCounters {
 	return c
 }
 
+// txnKind are the kinds that count transactions (Spanner's), not billed
+// operations: outside Total.
+var txnKind = map[string]bool{"rw_txn": true, "ro_txn": true}
+
 // billedBetween is b - a, with totals per lifecycle.
 func billedBetween(a, b *billedScrape, lifecycles int64) *BilledStats {
 	if a == nil || b == nil || a.billed == nil || b.billed == nil {
@@ -192,7 +196,9 @@ func billedBetween(a, b *billedScrape, lifecycles int64) *BilledStats {
 				st.ByOperation[op] = map[string]int64{}
 			}
 			st.ByOperation[op][kind] = d
-			st.Total += d
+			if !txnKind[kind] {
+				st.Total += d
+			}
 		}
 	}
 	if lifecycles > 0 {
@@ -221,6 +227,9 @@ func billedText(st *BilledStats, lifecycles int64) string {
 	for _, op := range ops {
 		k := st.ByOperation[op]
 		fmt.Fprintf(&b, "    %-24s per lifecycle: reads %.2f  writes %.2f  deletes %.2f", op, per(k["read"]), per(k["write"]), per(k["delete"]))
+		if k["rw_txn"]+k["ro_txn"] > 0 {
+			fmt.Fprintf(&b, "  rw txns %.2f  ro txns %.2f", per(k["rw_txn"]), per(k["ro_txn"]))
+		}
 		if c := st.Calls[op]; c > 0 {
 			fmt.Fprintf(&b, "; per call (%d): reads %.2f  writes %.2f  deletes %.2f",
 				c, float64(k["read"])/float64(c), float64(k["write"])/float64(c), float64(k["delete"])/float64(c))

@@ -14,10 +14,14 @@
 //
 // The multi-instance tests (TestThreeInstancesActAsOne,
 // TestKillServingInstance) run once per shared store, as subtests
-// "postgres" and "firestore" (multiInstanceStores). The Firestore ones need
-// FIRESTORE_EMULATOR_HOST (infra/scripts/firestore.sh); each uses a project
-// id of its own. Without it they skip, unless CI=true or
-// SLUICE_REQUIRE_FIRESTORE=1, where they fail. TestThreeInstancesActAsOne
+// "postgres", "firestore" and "spanner" (multiInstanceStores). The
+// Firestore ones need FIRESTORE_EMULATOR_HOST (infra/scripts/firestore.sh);
+// each uses a project id of its own. The Spanner ones need
+// SPANNER_EMULATOR_HOST (infra/scripts/spanner.sh), a database of their own
+// each, and PUBSUB_EMULATOR_HOST for their wake-ups (Pub/Sub, the default
+// for spanner://), a topic of their own. Without them they skip, unless
+// CI=true or SLUICE_REQUIRE_FIRESTORE=1 (SLUICE_REQUIRE_SPANNER=1), where
+// they fail. TestThreeInstancesActAsOne
 // also runs as "postgres+pubsub" (wakeVariants): PostgreSQL with Pub/Sub
 // wake-ups instead of LISTEN/NOTIFY, on the Pub/Sub emulator
 // (PUBSUB_EMULATOR_HOST, infra/scripts/pubsub.sh), a topic of its own.

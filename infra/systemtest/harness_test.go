@@ -207,6 +207,40 @@ func newFirestoreProject(t *testing.T, host string) string {
 	return "firestore://" + project
 }
 
+// ---- Spanner
+
+// requireSpanner returns SPANNER_EMULATOR_HOST, or skips the test (fails
+// it in CI or with SLUICE_REQUIRE_SPANNER=1) when it is not set.
+func requireSpanner(t *testing.T) string {
+	t.Helper()
+	h := os.Getenv("SPANNER_EMULATOR_HOST")
+	if h == "" {
+		const how = "start the emulator with: eval \"$(bash infra/scripts/spanner.sh start)\" (make test-go does this)"
+		ci := strings.ToLower(os.Getenv("CI"))
+		if ci == "true" || ci == "1" || os.Getenv("SLUICE_REQUIRE_SPANNER") == "1" {
+			t.Fatalf("SPANNER_EMULATOR_HOST is not set, and CI=true or SLUICE_REQUIRE_SPANNER=1 forbids skipping; %s", how)
+		}
+		t.Skipf("SPANNER_EMULATOR_HOST is not set: the Spanner system tests need the emulator; %s", how)
+	}
+	if sluiceBin == "" {
+		t.Fatal("the sluice binary was not built (TestMain)")
+	}
+	return h
+}
+
+// newSpannerDatabase returns the store URL of a database of the test's
+// own on the emulator (the first instance creates it; the emulator keeps
+// it in memory until it stops). The instances reach the emulator through
+// SPANNER_EMULATOR_HOST, which they inherit.
+func newSpannerDatabase(t *testing.T, host string) string {
+	t.Helper()
+	suffix := make([]byte, 6)
+	_, _ = rand.Read(suffix)
+	db := "s" + hex.EncodeToString(suffix)
+	t.Logf("Spanner database %s on the emulator at %s", db, host)
+	return "spanner://projects/systest/instances/systest/databases/" + db
+}
+
 // ---- the stores the multi-instance tests run on
 
 // storeKind is a shared store that several `sluice serve` processes can
@@ -256,6 +290,21 @@ var multiInstanceStores = []storeKind{
 		// firestore://.
 		crossWake: true,
 		moderate:  true,
+	},
+	{
+		name: "spanner",
+		newStore: func(t *testing.T) string {
+			return newSpannerDatabase(t, requireSpanner(t))
+		},
+		// Pub/Sub, the default for spanner:// (a topic per database;
+		// here one per test, on the emulator).
+		env: func(t *testing.T) []string {
+			return []string{"SLUICE_WAKEUPS=" + newPubsubTopic(t, requirePubsub(t))}
+		},
+		crossWake: true,
+		// The emulator runs one read-write transaction at a time.
+		moderate: true,
+		wakeKind: "pubsub",
 	},
 }
 

@@ -160,3 +160,46 @@ func Micro(t time.Time) time.Time {
 	}
 	return t.UTC().Truncate(time.Microsecond)
 }
+
+// Type is a field's value type, for backends whose tables are typed.
+type Type int
+
+const (
+	String Type = iota + 1 // string
+	Int64                  // int64
+	Bool                   // bool
+	Time                   // time.Time
+	Bytes                  // []byte
+)
+
+func (t Type) String() string {
+	switch t {
+	case String:
+		return "string"
+	case Int64:
+		return "int64"
+	case Bool:
+		return "bool"
+	case Time:
+		return "time"
+	case Bytes:
+		return "bytes"
+	}
+	return "Type(?)"
+}
+
+// Table declares a collection's fields and their types. A store whose
+// backend keeps typed tables (Spanner) names them, so that the backend
+// gives each collection columns it can index; backends without a schema
+// (Firestore, the in-memory one) ignore it. A document of a declared
+// collection holds only declared fields, each of its type or absent.
+type Table struct {
+	Collection string
+	Fields     []Column
+}
+
+// Column is a declared field.
+type Column struct {
+	Name string
+	Type Type
+}

@@ -69,3 +69,31 @@ func Expiring() []Field {
 
 // Field names a field of a collection.
 type Field struct{ Collection, Name string }
+
+// Schema declares every collection's fields with their types, for backends
+// with typed tables (stores/spanner); a test checks that every document the
+// protocol writes keeps to it.
+func Schema() []docstore.Table {
+	col := func(name string, t docstore.Type) docstore.Column { return docstore.Column{Name: name, Type: t} }
+	var (
+		data  = col(fData, docstore.Bytes)
+		inc   = col(fInc, docstore.String)
+		gen   = col(fGen, docstore.Int64)
+		shard = col(fShard, docstore.Int64)
+		exp   = col(fExp, docstore.Time)
+	)
+	return []docstore.Table{
+		{Collection: colQueues, Fields: []docstore.Column{col(fLive, docstore.Bool), col(fName, docstore.String), data}},
+		{Collection: colGroups, Fields: []docstore.Column{inc, gen, shard, col(fPend, docstore.Int64), col(fInfl, docstore.Int64),
+			col(fSplit, docstore.Bool), col(fReady, docstore.Int64), col(fIdle, docstore.Time), data}},
+		{Collection: colMessages, Fields: []docstore.Column{inc, gen, shard, col(fVis, docstore.Time), col(fSent, docstore.Time),
+			col(fRecv, docstore.Bool), col(fN, docstore.Int64), data}},
+		{Collection: colChunks, Fields: []docstore.Column{inc, gen, data}},
+		{Collection: colDedup, Fields: []docstore.Column{inc, gen, shard, exp, data}},
+		{Collection: colAttempts, Fields: []docstore.Column{inc, gen, shard, exp, data}},
+		{Collection: colCounters, Fields: []docstore.Column{inc, col("next", docstore.Int64)}},
+		{Collection: colTasks, Fields: []docstore.Column{col(fSrc, docstore.String), col(fStat, docstore.String), col(fStart, docstore.Time), data}},
+		{Collection: colTaskGuards, Fields: []docstore.Column{col("handle", docstore.String)}},
+		{Collection: colTrash, Fields: []docstore.Column{col("below", docstore.Int64), col("since", docstore.Time), data}},
+	}
+}

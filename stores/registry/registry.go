@@ -14,6 +14,8 @@
 //	/abs/dir, ./rel/dir              a plain path (no "://"): embedded there
 //	postgres://..., postgresql://... PostgreSQL, a pgx connection string (pgstore)
 //	firestore://PROJECT[/DATABASE]   Firestore (stores/firestore)
+//	spanner://projects/P/instances/I/databases/D
+//	                                 Cloud Spanner (stores/spanner)
 //
 // A URL without "://" (a plain path, or the empty URL) goes to the one
 // driver registered with Schemeless set.

@@ -9,6 +9,7 @@ import (
 	_ "github.com/sluicehq/sluice/stores/firestore" // firestore://PROJECT[/DATABASE]
 	_ "github.com/sluicehq/sluice/stores/memstore"  // mem://, memory://
 	_ "github.com/sluicehq/sluice/stores/pgstore"   // postgres://, postgresql://
+	_ "github.com/sluicehq/sluice/stores/spanner"   // spanner://projects/P/instances/I/databases/D
 
 	_ "github.com/sluicehq/sluice/stores/wake/fslisten" // --wakeups firestore://: snapshot listeners
 	_ "github.com/sluicehq/sluice/stores/wake/pgnotify" // --wakeups postgres://: LISTEN/NOTIFY
