@@ -33,13 +33,14 @@ dir_var=SLUICE_FIRESTORE_DIR
 dir="${2:-${SLUICE_FIRESTORE_DIR:-/tmp/sluice-firestore-$(id -u)}}"
 emu_pkg="google-cloud-cli-firestore-emulator"
 jar_name="cloud-firestore-emulator.jar"
-jar_hint="or install the emulator (gcloud components install cloud-firestore-emulator) and set FIRESTORE_EMULATOR_DIR to the directory holding $jar_name"
+emu_hint="or install the emulator (gcloud components install cloud-firestore-emulator) and set FIRESTORE_EMULATOR_DIR to the directory holding $jar_name"
 java_min=17
 main_class="com.google.cloud.datastore.emulator.firestore.CloudFirestore"
+up_wait=60 # the JVM and the jar take a few seconds
 cmd_mark="$main_class"
 
-# find_jar prints the emulator jar's path.
-find_jar() {
+# find_emulator prints the emulator jar's path.
+find_emulator() {
   local d g
   local dirs=()
   [ -n "${FIRESTORE_EMULATOR_DIR:-}" ] && dirs+=("$FIRESTORE_EMULATOR_DIR")
@@ -71,6 +72,6 @@ answers() {
   ) 2>/dev/null
 }
 
-# shellcheck source=java-emulator.sh
-source "$(dirname "${BASH_SOURCE[0]}")/java-emulator.sh"
+# shellcheck source=emulator.sh
+source "$(dirname "${BASH_SOURCE[0]}")/emulator.sh"
 emulator_main "$@"

@@ -34,12 +34,13 @@ host_var=PUBSUB_EMULATOR_HOST
 dir_var=SLUICE_PUBSUB_DIR
 dir="${2:-${SLUICE_PUBSUB_DIR:-/tmp/sluice-pubsub-$(id -u)}}"
 emu_pkg="google-cloud-cli-pubsub-emulator"
-jar_hint="or install the emulator (gcloud components install pubsub-emulator) and set PUBSUB_EMULATOR_DIR to the directory holding its jar"
+emu_hint="or install the emulator (gcloud components install pubsub-emulator) and set PUBSUB_EMULATOR_DIR to the directory holding its jar"
 java_min=11
+up_wait=60 # the JVM and the jar take a few seconds
 cmd_mark="cloud-pubsub-emulator"
 
-# find_jar prints the emulator jar's path (its name carries a version).
-find_jar() {
+# find_emulator prints the emulator jar's path (its name carries a version).
+find_emulator() {
   local d g j
   local dirs=()
   [ -n "${PUBSUB_EMULATOR_DIR:-}" ] && dirs+=("$PUBSUB_EMULATOR_DIR")
@@ -71,6 +72,6 @@ answers() {
   ) 2>/dev/null
 }
 
-# shellcheck source=java-emulator.sh
-source "$(dirname "${BASH_SOURCE[0]}")/java-emulator.sh"
+# shellcheck source=emulator.sh
+source "$(dirname "${BASH_SOURCE[0]}")/emulator.sh"
 emulator_main "$@"

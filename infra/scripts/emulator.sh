@@ -1,6 +1,7 @@
-# Sourced by firestore.sh and pubsub.sh: running one of Google's Java
-# emulators offline on a free loopback port, its pid, port and log in a
-# directory, with the start/stop/status contract those scripts document.
+# Sourced by firestore.sh, pubsub.sh and spanner.sh: running one of
+# Google's emulators offline on a free loopback port, its pid, port and log
+# in a directory, with the start/stop/status contract those scripts
+# document.
 #
 # The caller sets, before sourcing:
 #   me        its name in log lines (firestore.sh)
@@ -8,14 +9,15 @@
 #   host_var  the variable start exports (FIRESTORE_EMULATOR_HOST)
 #   dir_var   the variable naming the directory (SLUICE_FIRESTORE_DIR)
 #   dir       the directory
-#   emu_pkg   the Debian package holding the jar
-#   jar_hint  how to install or point at the jar without apt
-#   java_min  the oldest Java it runs on
+#   emu_pkg   the Debian package holding the emulator
+#   emu_hint  how to install or point at the emulator without apt
+#   java_min  the oldest Java it runs on; empty: it needs no Java
 #   cmd_mark  a string of the emulator's command line (to tell a recycled pid)
+#   up_wait   seconds it may take to answer after its start
 # and defines:
-#   find_jar       prints the jar's path, or fails
-#   launch PORT JAR  starts it in the background on 127.0.0.1:PORT
-#   answers PORT   succeeds when the emulator on PORT serves requests
+#   find_emulator        prints the jar's or binary's path, or fails
+#   launch PORT PATH     starts it in the background on 127.0.0.1:PORT
+#   answers PORT         succeeds when the emulator on PORT serves requests
 
 log() { echo "$me: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -32,7 +34,7 @@ apt_has() {
 }
 
 install_emulator() {
-  need_root "$what" "install the $emu_pkg package ($jar_hint)"
+  need_root "$what" "install the $emu_pkg package ($emu_hint)"
   command -v apt-get >/dev/null 2>&1 || die "$what is missing and there is no apt-get to install $emu_pkg"
   export DEBIAN_FRONTEND=noninteractive
   if ! apt_has "$emu_pkg"; then
@@ -40,7 +42,7 @@ install_emulator() {
     apt-get update -q >&2 || true
   fi
   apt_has "$emu_pkg" ||
-    die "$what is missing, and apt cannot install $emu_pkg: Google's apt repository (deb https://packages.cloud.google.com/apt cloud-sdk main) is not configured or not reachable. Configure it, or $jar_hint"
+    die "$what is missing, and apt cannot install $emu_pkg: Google's apt repository (deb https://packages.cloud.google.com/apt cloud-sdk main) is not configured or not reachable. Configure it, $emu_hint"
   log "installing $emu_pkg"
   apt-get install -y -q "$emu_pkg" >&2 || die "apt-get install $emu_pkg failed"
 }
@@ -108,9 +110,11 @@ start() {
     print_env
     return 0
   fi
-  local jar
-  jar="$(find_jar)" || { install_emulator; jar="$(find_jar)" || die "no emulator jar after installing $emu_pkg"; }
-  command -v java >/dev/null 2>&1 || { install_java; command -v java >/dev/null 2>&1 || die "no java after install"; }
+  local emu
+  emu="$(find_emulator)" || { install_emulator; emu="$(find_emulator)" || die "no emulator after installing $emu_pkg"; }
+  if [ -n "$java_min" ]; then
+    command -v java >/dev/null 2>&1 || { install_java; command -v java >/dev/null 2>&1 || die "no java after install"; }
+  fi
   mkdir -p "$dir"
   # A half-dead emulator of an earlier start (not answering) goes first.
   kill_emulator
@@ -124,11 +128,10 @@ start() {
     # setsid (in launch): its own process group, so that stop ends all of
     # it, and the emulator outlives this script. No stdin: it must not
     # wait on a tty.
-    launch "$port" "$jar" </dev/null >"$dir/emulator.log" 2>&1
+    launch "$port" "$emu" </dev/null >"$dir/emulator.log" 2>&1
     pid=$!
     echo "$pid" >"$dir/pid"
-    # The JVM and the jar take a few seconds to come up.
-    deadline=$((SECONDS + 60))
+    deadline=$((SECONDS + up_wait))
     while [ "$SECONDS" -lt "$deadline" ]; do
       if answers "$port"; then
         log "ready on 127.0.0.1:$port ($dir)"
@@ -136,12 +139,12 @@ start() {
         return 0
       fi
       kill -0 "$pid" 2>/dev/null || break
-      sleep 0.25
+      sleep 0.1
     done
     if kill -0 "$pid" 2>/dev/null; then
       tail -n 30 "$dir/emulator.log" >&2 2>/dev/null || true
       kill_emulator
-      die "$what did not answer within 60s (log: $dir/emulator.log)"
+      die "$what did not answer within ${up_wait}s (log: $dir/emulator.log)"
     fi
     log "emulator on port $port exited; retrying"
     tail -n 5 "$dir/emulator.log" >&2 2>/dev/null || true
