@@ -87,7 +87,7 @@ func TestServeEnvDefaults(t *testing.T) {
 // TestShipsEveryStore: stores.go links every store of the module, so
 // --store opens each form.
 func TestShipsEveryStore(t *testing.T) {
-	want := []string{"", "embedded", "file", "firestore", "mem", "memory", "postgres", "postgresql"}
+	want := []string{"", "embedded", "file", "firestore", "mem", "memory", "postgres", "postgresql", "spanner"}
 	if got := registry.Schemes(); !slices.Equal(got, want) {
 		t.Errorf("schemes %q; want %q", got, want)
 	}
