@@ -1,7 +1,6 @@
 package spanner
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -82,65 +81,6 @@ func decodeFields(b []byte) (docstore.Fields, error) {
 	return f, nil
 }
 
-// compareValues orders two values of one type.
-func compareValues(a, b any) int {
-	switch x := a.(type) {
-	case string:
-		return strings.Compare(x, b.(string))
-	case int64:
-		y := b.(int64)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return 0
-	case bool:
-		y := b.(bool)
-		switch {
-		case x == y:
-			return 0
-		case !x:
-			return -1
-		}
-		return 1
-	case time.Time:
-		return x.Compare(b.(time.Time))
-	case []byte:
-		return bytes.Compare(x, b.([]byte))
-	}
-	return 0 // nil == nil
-}
-
-// kindOf orders values of different types, as an ordering over mixed
-// values needs (the contract compares same types only; Firestore's
-// cross-type order: null, bool, number, time, string, bytes).
-func kindOf(v any) int {
-	switch v.(type) {
-	case nil:
-		return 0
-	case bool:
-		return 1
-	case int64:
-		return 2
-	case time.Time:
-		return 3
-	case string:
-		return 4
-	case []byte:
-		return 5
-	}
-	return 6
-}
-
-func compareMixed(a, b any) int {
-	if ka, kb := kindOf(a), kindOf(b); ka != kb {
-		return ka - kb
-	}
-	return compareValues(a, b)
-}
-
 // matchFilter says whether value v (present) meets fl.
 func matchFilter(fl docstore.Filter, v any) (bool, error) {
 	if fl.Op == docstore.In {
@@ -149,7 +89,7 @@ func matchFilter(fl docstore.Filter, v any) (bool, error) {
 			return false, fmt.Errorf("spanner: In on %q needs a []any of 1 to 30 values, got %T", fl.Field, fl.Value)
 		}
 		for _, w := range list {
-			if kindOf(w) == kindOf(v) && compareValues(normal(v), normal(w)) == 0 {
+			if docstore.Kind(w) == docstore.Kind(v) && docstore.Compare(normal(v), normal(w)) == 0 {
 				return true, nil
 			}
 		}
@@ -159,13 +99,13 @@ func matchFilter(fl docstore.Filter, v any) (bool, error) {
 	if fl.Op != docstore.Eq && w == nil {
 		return false, fmt.Errorf("spanner: range filter on %q compares with nil", fl.Field)
 	}
-	if kindOf(w) == 6 {
+	if docstore.Kind(w) == 6 {
 		return false, fmt.Errorf("spanner: filter on %q with a %T", fl.Field, w)
 	}
-	if kindOf(w) != kindOf(v) {
+	if docstore.Kind(w) != docstore.Kind(v) {
 		return false, nil
 	}
-	c := compareValues(normal(v), normal(w))
+	c := docstore.Compare(normal(v), normal(w))
 	switch fl.Op {
 	case docstore.Eq:
 		return c == 0, nil
@@ -234,7 +174,7 @@ next:
 	}
 	slices.SortStableFunc(out, func(a, b *docstore.Doc) int {
 		for _, o := range order {
-			c := compareMixed(a.Fields[o.Field], b.Fields[o.Field])
+			c := docstore.Compare(a.Fields[o.Field], b.Fields[o.Field])
 			if o.Desc {
 				c = -c
 			}

@@ -103,16 +103,16 @@ func compile(q docstore.Query, count bool) (*plan, error) {
 func (f filter) match(v any) bool {
 	if f.op == docstore.In {
 		for _, w := range f.values {
-			if kind(v) == kind(w) && compare(v, w) == 0 {
+			if docstore.Kind(v) == docstore.Kind(w) && docstore.Compare(v, w) == 0 {
 				return true
 			}
 		}
 		return false
 	}
-	if kind(v) != kind(f.value) {
+	if docstore.Kind(v) != docstore.Kind(f.value) {
 		return false // values of another type never match
 	}
-	c := compare(v, f.value)
+	c := docstore.Compare(v, f.value)
 	switch f.op {
 	case docstore.Eq:
 		return c == 0
@@ -153,7 +153,7 @@ func (p *plan) matches(id string, f docstore.Fields) bool {
 func (p *plan) sort(docs []*docstore.Doc) {
 	slices.SortFunc(docs, func(a, b *docstore.Doc) int {
 		for _, o := range p.q.Order {
-			c := compare(a.Fields[o.Field], b.Fields[o.Field])
+			c := docstore.Compare(a.Fields[o.Field], b.Fields[o.Field])
 			if o.Desc {
 				c = -c
 			}

@@ -1,10 +1,7 @@
 package memdocs
 
 import (
-	"bytes"
-	"cmp"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -135,56 +132,5 @@ func valueSize(v any) int {
 		return 8
 	default: // bool, nil
 		return 1
-	}
-}
-
-// kind ranks value types in Firestore's order across types. Filters only
-// match values of their own type; the rank only makes ordering total when
-// an ordered field holds values of several types.
-func kind(v any) int {
-	switch v.(type) {
-	case nil:
-		return 0
-	case bool:
-		return 1
-	case int64:
-		return 2
-	case time.Time:
-		return 3
-	case string:
-		return 4
-	case []byte:
-		return 5
-	default:
-		return 6
-	}
-}
-
-// compare orders two kept values: by kind, then by value.
-func compare(a, b any) int {
-	if ka, kb := kind(a), kind(b); ka != kb {
-		return cmp.Compare(ka, kb)
-	}
-	switch x := a.(type) {
-	case bool:
-		y := b.(bool)
-		switch {
-		case x == y:
-			return 0
-		case !x:
-			return -1
-		default:
-			return 1
-		}
-	case int64:
-		return cmp.Compare(x, b.(int64))
-	case time.Time:
-		return x.Compare(b.(time.Time))
-	case string:
-		return strings.Compare(x, b.(string))
-	case []byte:
-		return bytes.Compare(x, b.([]byte))
-	default: // nil
-		return 0
 	}
 }
