@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -33,6 +34,7 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 	var res *stores.MessageClaimResult
 	checked := false // the queue record was read during this call
 	lost := false    // the last try's candidates were taken by others
+	timedOut := 0    // tries that ran out claimAttemptBound
 	for try := 0; ; try++ {
 		cands, hints, err := s.candidates(ctx, q, p.Max, now, crowded || try > 0)
 		if err != nil {
@@ -48,7 +50,8 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 			if q.Queue.FIFO {
 				cands, latched = s.latchCandidates(cands)
 			}
-			err = s.run(ctx, now, func(t *txn) error {
+			actx, cancel := context.WithTimeout(ctx, claimAttemptBound)
+			err = s.run(actx, now, func(t *txn) error {
 				cur, cached, err := s.queueFor(t, p.QueueName, p.QueueID)
 				if err != nil {
 					return err
@@ -70,8 +73,17 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 				res, lost = c.res, c.lost
 				return nil
 			})
+			cancel()
 			if latched != nil {
 				latched.unlock()
+			}
+			if err != nil && actx.Err() != nil && ctx.Err() == nil {
+				// Past its bound (see claimAttemptBound): try others.
+				s.stuck.add(cands, time.Now())
+				err, res, lost = nil, &stores.MessageClaimResult{}, true
+				if timedOut++; timedOut > 1 {
+					break // the caller looks again (Contended)
+				}
 			}
 			if errors.Is(err, errStaleQueue) {
 				stale, err = true, nil
@@ -172,12 +184,21 @@ func (s *Store) candidates(ctx context.Context, q *queueRec, max int, now time.T
 	if q.Queue.FIFO {
 		until = rankUntil(now)
 	}
+	// While there are suspects (see claimAttemptBound), the claim reads
+	// a wider window and picks among it at random, suspects last: the
+	// dead transaction may hold more of the oldest candidates than the
+	// ones already found waiting.
+	stuck := s.stuck.live(time.Now())
+	want := max
+	if len(stuck) > 0 {
+		want = max + len(stuck) + suspectWindow
+	}
 	query := func(shard docstore.Filter) ([]*docstore.Doc, error) {
 		return s.docs.Query(ctx, docstore.Query{
 			Collection: col,
 			Filters:    append(slices.Clone(base), shard, docstore.Filter{Field: field, Op: docstore.Le, Value: until}),
 			Order:      []docstore.Order{{Field: field}},
-			Limit:      max,
+			Limit:      want,
 		})
 	}
 	var docs []*docstore.Doc
@@ -187,25 +208,40 @@ func (s *Store) candidates(ctx context.Context, q *queueRec, max int, now time.T
 			return nil, nil, s.mapErr(err)
 		}
 	}
-	if len(docs) < max {
+	if len(docs) < want {
 		more, err := query(docstore.Filter{Field: fShard, Op: docstore.In, Value: allShards()})
 		if err != nil {
 			return nil, nil, s.mapErr(err)
 		}
 		docs = append(docs, more...)
 	}
-	var keys []docstore.Key
+	var keys, later []docstore.Key
 	hints := map[docstore.Key]int64{}
 	for _, d := range docs {
-		if _, seen := hints[d.Key]; !seen && len(keys) < max {
-			// A group gives at most its pending messages; a Standard
-			// message one.
-			hints[d.Key] = 1
-			if n := fieldInt(d, fPend); n > 1 {
-				hints[d.Key] = n
-			}
+		if _, seen := hints[d.Key]; seen {
+			continue
+		}
+		// A group gives at most its pending messages; a Standard
+		// message one.
+		hints[d.Key] = 1
+		if n := fieldInt(d, fPend); n > 1 {
+			hints[d.Key] = n
+		}
+		if stuck[d.Key] {
+			later = append(later, d.Key)
+		} else {
 			keys = append(keys, d.Key)
 		}
+	}
+	if len(stuck) > 0 {
+		rand.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	}
+	keys = append(keys, later...)
+	if len(keys) > max {
+		for _, k := range keys[max:] {
+			delete(hints, k)
+		}
+		keys = keys[:max]
 	}
 	return keys, hints, nil
 }

@@ -109,6 +109,8 @@ type Store struct {
 	claims map[string]int
 	// latches serialize this process's updates of one FIFO group.
 	latches latches
+	// stuck: candidates recent claims waited on past their bound.
+	stuck suspects
 }
 
 // claiming adds d to the claims under way on a queue and returns how many
