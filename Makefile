@@ -158,6 +158,17 @@ BENCH_LONGPOLL_RATE ?= 100
 BENCH_PG_PARAMS     ?=
 BENCH_DIR           := .tmp/bench
 
+# ---- make bench-lifecycle: server CPU, PostgreSQL CPU, WAL bytes and
+# commits per lifecycle on pinned cores (load generator on CPU 0, servers
+# and PostgreSQL on CPU 1) for sluice on mem://, the embedded store and
+# PostgreSQL, beside the SQL queue and the in-memory peer goaws in the same
+# run, with the ratios the performance targets are stated in
+# (infra/bench/lifecycle.sh). Not part of `make test`; about 25 minutes,
+# SHORT=1 about a minute. Table: .tmp/bench-lifecycle.txt.
+.PHONY: bench-lifecycle
+bench-lifecycle: build
+	bash infra/bench/lifecycle.sh
+
 # ---- make bench-wakeups: what publishing wake-ups costs the send path
 # (infra/bench/wakeups.sh: local, LISTEN/NOTIFY and Pub/Sub servers on one
 # PostgreSQL, benched in turn). Not part of `make test`; about two minutes.

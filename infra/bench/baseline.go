@@ -22,7 +22,11 @@ type BaselineConfig struct {
 	Duration time.Duration // measured
 	Warmup   time.Duration
 	Payload  int // bytes of the message's string; default 1024
-	Log      io.Writer
+	// Measure: report the machine's CPU use over the window (KeepProcs
+	// as in Config) and the database's WAL and commits.
+	Measure   bool
+	KeepProcs []string
+	Log       io.Writer
 }
 
 // BaselineResult is the baseline's outcome.
@@ -32,13 +36,15 @@ type BaselineResult struct {
 	WindowSec float64 `json:"window_sec"`
 	// Lifecycles are the loops (send, read, delete) done in the window;
 	// Messages the messages they read and deleted.
-	Lifecycles     int64    `json:"lifecycles"`
-	Messages       int64    `json:"messages"`
-	MessagesPerSec float64  `json:"messages_per_sec"`
-	Lifecycle      Summary  `json:"lifecycle"` // latency of one loop, three commits
-	Errors         int64    `json:"errors"`
-	ErrorSamples   []string `json:"error_samples,omitempty"`
-	Server         string   `json:"server_version,omitempty"`
+	Lifecycles     int64     `json:"lifecycles"`
+	Messages       int64     `json:"messages"`
+	MessagesPerSec float64   `json:"messages_per_sec"`
+	Lifecycle      Summary   `json:"lifecycle"` // latency of one loop, three commits
+	Errors         int64     `json:"errors"`
+	ErrorSamples   []string  `json:"error_samples,omitempty"`
+	Server         string    `json:"server_version,omitempty"`
+	CPU            *CPUStats `json:"cpu,omitempty"` // with Measure
+	PG             *PGStats  `json:"pg,omitempty"`  // with Measure
 	// Ratio is sluice received messages/s ÷ MessagesPerSec (set by the
 	// caller).
 	Ratio float64 `json:"ratio,omitempty"`
@@ -89,12 +95,23 @@ func RunBaseline(ctx context.Context, cfg BaselineConfig) (*BaselineResult, erro
 	if cfg.Log != nil {
 		fmt.Fprintf(cfg.Log, "baseline: %d workers, batch %d, %s warm-up, %s measured, schema %s\n", cfg.Workers, cfg.Batch, cfg.Warmup, cfg.Duration, sc.schema)
 	}
+	var win <-chan windowStats
+	if cfg.Measure {
+		warmEnd := time.Now().Add(cfg.Warmup)
+		pctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		win = probeWindow(pctx, warmEnd, warmEnd.Add(cfg.Duration), 0, cfg.KeepProcs, cfg.DSN)
+	}
 	l := sc.run(ctx, cfg.Warmup, cfg.Duration, func(ctx context.Context, c *pgx.Conn) (int64, error) {
 		return oneLifecycle(ctx, c, body, cfg.Batch)
 	})
 	res := &BaselineResult{Workers: cfg.Workers, Batch: cfg.Batch, Server: sc.server, WindowSec: cfg.Duration.Seconds(),
 		Lifecycles: l.iterations, Messages: l.units, Lifecycle: l.latency, Errors: l.errors, ErrorSamples: l.errorSamples}
 	res.MessagesPerSec = float64(res.Messages) / res.WindowSec
+	if win != nil {
+		w := <-win
+		res.CPU, res.PG = w.CPU, w.PG
+	}
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}

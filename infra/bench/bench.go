@@ -81,6 +81,9 @@ type Config struct {
 	// KeepProcs are process groups (as CPUStats.Others names them, e.g.
 	// "postgres /data/dir") reported whatever their CPU use.
 	KeepProcs []string
+	// PGStatsDSN, when set, names the PostgreSQL database under the
+	// server: its WAL and commits over the window are reported.
+	PGStatsDSN string
 	// HTTPClient overrides the tuned default transport.
 	HTTPClient *http.Client
 	Label      string
@@ -243,6 +246,7 @@ type Result struct {
 
 	Checks      Checks          `json:"checks"`
 	CPU         *CPUStats       `json:"cpu,omitempty"`
+	PG          *PGStats        `json:"pg,omitempty"` // Config.PGStatsDSN's database over the window
 	Server      *ServerStats    `json:"server,omitempty"`
 	Ceiling     *CeilingResult  `json:"ceiling,omitempty"`
 	Baseline    *BaselineResult `json:"baseline,omitempty"`
@@ -416,20 +420,8 @@ func (r *runner) run(ctx context.Context) *Result {
 		billedDone <- billedPair{a, b}
 	}()
 
-	// CPU use over the window.
-	cpuDone := make(chan *CPUStats, 1)
-	go func() {
-		if !sleepUntil(ctx, r.warmEnd) {
-			cpuDone <- nil
-			return
-		}
-		a := takeCPUSnap(cfg.ServerPID)
-		if !sleepUntil(ctx, r.measureEnd) {
-			cpuDone <- nil
-			return
-		}
-		cpuDone <- cpuBetween(a, takeCPUSnap(cfg.ServerPID), cfg.KeepProcs...)
-	}()
+	// CPU use (and PostgreSQL's work) over the window.
+	winDone := probeWindow(ctx, r.warmEnd, r.measureEnd, cfg.ServerPID, cfg.KeepProcs, cfg.PGStatsDSN)
 
 	pw.Wait()
 	r.sendsDone.Store(true)
@@ -503,9 +495,8 @@ func (r *runner) run(ctx context.Context) *Result {
 		res.Billed = billedBetween(p.a, p.b, res.Lifecycles)
 		res.Counters = countersBetween(p.a, p.b)
 	}
-	if c := <-cpuDone; c != nil {
-		res.CPU = c
-	}
+	w := <-winDone
+	res.CPU, res.PG = w.CPU, w.PG
 	return res
 }
 

@@ -38,6 +38,14 @@ const listenPrefix = "sluice listening on "
 // What the server writes to stderr goes to log, prefixed with "server: ",
 // and is counted.
 func Spawn(ctx context.Context, bin, store string, log io.Writer, extra ...string) (*Server, error) {
+	return SpawnOn(ctx, "", bin, store, log, extra...)
+}
+
+// SpawnOn is Spawn with the server pinned to cpus (a taskset(1) list such
+// as "1"), when not empty: taskset sets the affinity and execs the server,
+// so the process id is the server's and every thread it starts inherits
+// the set.
+func SpawnOn(ctx context.Context, cpus, bin, store string, log io.Writer, extra ...string) (*Server, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -70,7 +78,11 @@ func Spawn(ctx context.Context, bin, store string, log io.Writer, extra ...strin
 		fmt.Fprintf(log, "server: %s\n", line)
 		logMu.Unlock()
 	}}
-	s.cmd = exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--store", store, "--log-level", "warn"}, extra...)...)
+	argv := append([]string{bin, "serve", "--addr", "127.0.0.1:0", "--store", store, "--log-level", "warn"}, extra...)
+	if cpus != "" {
+		argv = append([]string{"taskset", "-c", cpus}, argv...)
+	}
+	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Stdout = out
 	s.cmd.Stderr = errw
 	if err := s.cmd.Start(); err != nil {

@@ -51,6 +51,14 @@ Flags:
   --baseline DSN      also measure a pure-SQL queue (pgmq-shaped: send, read with SKIP LOCKED,
                       delete; three commits) at DSN with max(producers, consumers) workers,
                       batches of 10 with --batch, and print the ratio
+  --sql-queue DSN     measure only the pure-SQL queue (as --baseline) with the machine's CPU and
+                      the database's WAL and commits over its window, as a result of its own
+  --pg-stats DSN      report the CPU of the PostgreSQL cluster under DSN (found by its data
+                      directory), the WAL it wrote and the commits of DSN's database over the window
+  --server-cpus LIST  pin the --spawn server to these CPUs (taskset -c LIST)
+  --lifecycle-table RESULT.json...
+                      print server CPU, PostgreSQL CPU, WAL and commits per lifecycle: medians
+                      over the results of one label, and their ratios to the yardsticks
   --label NAME        name of the run in reports
   --json              print the result as JSON on stdout (the text report goes to stderr)
 
@@ -64,6 +72,9 @@ type benchFlags struct {
 	serverBin string
 	ceiling   string
 	baseline  string
+	sqlQueue  string
+	cpus      string
+	lifecycle bool
 	asJSON    bool
 	table     bool
 }
@@ -94,6 +105,10 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&c.Drain, "drain", 60*time.Second, "drain deadline")
 	fs.StringVar(&f.ceiling, "ceiling", "", "PostgreSQL DSN for the ceiling")
 	fs.StringVar(&f.baseline, "baseline", "", "PostgreSQL DSN for the SQL queue baseline")
+	fs.StringVar(&f.sqlQueue, "sql-queue", "", "PostgreSQL DSN: measure only the SQL queue baseline")
+	fs.StringVar(&c.PGStatsDSN, "pg-stats", "", "PostgreSQL DSN whose CPU, WAL and commits to report")
+	fs.StringVar(&f.cpus, "server-cpus", "", "taskset CPU list for the --spawn server")
+	fs.BoolVar(&f.lifecycle, "lifecycle-table", false, "print the per-lifecycle table of JSON results")
 	fs.StringVar(&c.Label, "label", "", "run name")
 	fs.BoolVar(&f.asJSON, "json", false, "JSON on stdout")
 	fs.BoolVar(&f.table, "table", false, "print a table of JSON results")
@@ -103,12 +118,15 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		return 2
 	}
-	if f.table {
-		return benchTable(fs.Args(), stdout, stderr)
+	if f.table || f.lifecycle {
+		return benchTable(fs.Args(), f.lifecycle, stdout, stderr)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "sluice bench: unexpected argument %q\n", fs.Arg(0))
 		return 2
+	}
+	if f.sqlQueue != "" {
+		return sqlQueueCmd(ctx, &f, stdout, stderr)
 	}
 	if (c.Endpoint == "") == (f.spawn == "") {
 		fmt.Fprintln(stderr, "sluice bench: give exactly one of --endpoint and --spawn")
@@ -135,7 +153,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			bin = exe
 		}
 		var err error
-		srv, err = bench.Spawn(ctx, bin, f.spawn, stderr)
+		srv, err = bench.SpawnOn(ctx, f.cpus, bin, f.spawn, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "sluice bench: %v\n", err)
 			return 1
@@ -232,7 +250,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
-func benchTable(files []string, stdout, stderr io.Writer) int {
+func benchTable(files []string, lifecycle bool, stdout, stderr io.Writer) int {
 	if len(files) == 0 {
 		fmt.Fprintln(stderr, "sluice bench --table: name the JSON result files")
 		return 2
@@ -251,6 +269,47 @@ func benchTable(files []string, stdout, stderr io.Writer) int {
 		}
 		results = append(results, &r)
 	}
+	if lifecycle {
+		bench.WriteLifecycleTable(stdout, results)
+		return 0
+	}
 	bench.WriteTable(stdout, results)
+	return 0
+}
+
+// sqlQueueCmd measures the SQL queue baseline alone, with the machine's
+// CPU and the database's WAL and commits over its window, as a result of
+// its own (Result.Baseline) for the per-lifecycle table.
+func sqlQueueCmd(ctx context.Context, f *benchFlags, stdout, stderr io.Writer) int {
+	c := &f.cfg
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	batch := 1
+	if c.Batch {
+		batch = 10
+	}
+	bl, err := bench.RunBaseline(ctx, bench.BaselineConfig{
+		DSN: f.sqlQueue, Workers: max(c.Producers, c.Consumers), Batch: batch,
+		Duration: c.Duration, Warmup: c.Warmup, Payload: c.Size, Measure: true, Log: stderr,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice bench: sql queue: %v\n", err)
+		return 1
+	}
+	res := &bench.Result{Label: c.Label, Store: "sql-queue", FIFO: c.FIFO, Batch: c.Batch, Producers: c.Producers, Consumers: c.Consumers,
+		Size: c.Size, WarmupSec: c.Warmup.Seconds(), WindowSec: c.Duration.Seconds(), Baseline: bl}
+	if f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintf(stderr, "sluice bench: %v\n", err)
+			return 1
+		}
+	} else {
+		bench.WriteLifecycleTable(stdout, []*bench.Result{res})
+	}
+	if bl.Errors > 0 {
+		return 1
+	}
 	return 0
 }

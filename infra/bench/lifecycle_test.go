@@ -1,0 +1,76 @@
+package bench
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+)
+
+// The per-lifecycle figures are the window's totals over its lifecycles;
+// the SQL queue's come from its baseline (messages read and deleted).
+func TestPerLifecycleOf(t *testing.T) {
+	r := &Result{WindowSec: 10, Lifecycles: 2000,
+		CPU: &CPUStats{ServerCores: 0.5},
+		PG:  &PGStats{CPUSec: 3, WALBytes: 4_000_000, Commits: 6000}}
+	p, ok := PerLifecycleOf(r)
+	if !ok {
+		t.Fatal("no figures")
+	}
+	// 0.5 cores × 10 s / 2000 = 2.5 ms; 3 s / 2000 = 1.5 ms.
+	for name, c := range map[string][2]float64{
+		"server µs": {p.ServerUS, 2500}, "PostgreSQL µs": {p.PGUS, 1500},
+		"WAL bytes": {p.WALBytes, 2000}, "commits": {p.Commits, 3},
+	} {
+		if math.Abs(c[0]-c[1]) > 1e-9 {
+			t.Errorf("%s = %v, want %v", name, c[0], c[1])
+		}
+	}
+	q := &Result{Label: "sql-queue/b1", Baseline: &BaselineResult{WindowSec: 5, Messages: 500,
+		PG: &PGStats{CPUSec: 0.5, WALBytes: 900_000, Commits: 1500}}}
+	p, ok = PerLifecycleOf(q)
+	if !ok || p.HasServer || p.PGUS != 1000 || p.WALBytes != 1800 || p.Commits != 3 {
+		t.Errorf("SQL queue: %+v, %v; want 1000 µs, 1800 bytes, 3 commits and no server", p, ok)
+	}
+	if _, ok := PerLifecycleOf(&Result{WindowSec: 10}); ok {
+		t.Error("a result without lifecycles gave figures")
+	}
+}
+
+// The table takes the median over rounds and states each target's ratio;
+// a run whose checks failed is not counted as meeting anything.
+func TestLifecycleTableRatios(t *testing.T) {
+	pg := func(label string, pgSec float64) *Result {
+		return &Result{Label: label, WindowSec: 1, Lifecycles: 1000, CPU: &CPUStats{ServerCores: 0.4},
+			PG: &PGStats{CPUSec: pgSec, WALBytes: 2_000_000, Commits: 3000}, Checks: Checks{Drained: true}}
+	}
+	sq := func(pgSec float64) *Result {
+		return &Result{Label: "sql-queue/b1", Baseline: &BaselineResult{WindowSec: 1, Messages: 1000,
+			PG: &PGStats{CPUSec: pgSec, WALBytes: 1_000_000, Commits: 3000}}}
+	}
+	mem := &Result{Label: "mem/fifo-b1", WindowSec: 1, Lifecycles: 1000, CPU: &CPUStats{ServerCores: 0.2}}
+	// Medians: postgres 1.2 ms (of 1.0, 1.2, 9.0), SQL queue 1.0 ms.
+	results := []*Result{pg("postgres/fifo-b1", 1.0), pg("postgres/fifo-b1", 9.0), pg("postgres/fifo-b1", 1.2),
+		sq(1.0), sq(0.9), sq(1.1), mem}
+	var b bytes.Buffer
+	WriteLifecycleTable(&b, results)
+	out := b.String()
+	for _, want := range []string{
+		"| postgres: PostgreSQL CPU | 1200 µs |",
+		"PostgreSQL CPU, postgres ÷ SQL queue ≤ 1.3× | 1.20× (met) |",
+		"WAL bytes, postgres ÷ SQL queue ≤ 1.3× | 2.00× (not met) |",
+		"commits, postgres ÷ SQL queue ≤ 1× | 1.00× (met) |",
+		"server CPU, postgres ÷ mem ≤ 1.5× | 2.00× (not met) |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	// A failed check takes the system out of the ratios.
+	results[0].Checks.Missing = 1
+	b.Reset()
+	WriteLifecycleTable(&b, results)
+	if strings.Contains(b.String(), "PostgreSQL CPU, postgres ÷ SQL queue") {
+		t.Errorf("a run with a missing message still gave a ratio:\n%s", b.String())
+	}
+}
