@@ -50,8 +50,13 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 			if q.Queue.FIFO {
 				cands, latched = s.latchCandidates(cands)
 			}
-			actx, cancel := context.WithTimeout(ctx, claimAttemptBound)
-			err = s.run(actx, now, func(t *txn) error {
+			began := time.Now()
+			err = s.run(ctx, now, func(t *txn) error {
+				if time.Since(began) > claimAttemptBound {
+					// Give up before this attempt reads anything: no commit
+					// is under way, so nothing was claimed.
+					return errClaimBound
+				}
 				cur, cached, err := s.queueFor(t, p.QueueName, p.QueueID)
 				if err != nil {
 					return err
@@ -73,11 +78,10 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 				res, lost = c.res, c.lost
 				return nil
 			})
-			cancel()
 			if latched != nil {
 				latched.unlock()
 			}
-			if err != nil && actx.Err() != nil && ctx.Err() == nil {
+			if errors.Is(err, errClaimBound) {
 				// Past its bound (see claimAttemptBound): try others.
 				s.stuck.add(cands, time.Now())
 				err, res, lost = nil, &stores.MessageClaimResult{}, true

@@ -1,21 +1,26 @@
 package orderedbatch
 
 import (
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/sluicehq/sluice/stores/docstore"
 )
 
-// claimAttemptBound bounds one claim transaction. A server killed inside
-// its own claim leaves that transaction open, and its locks on the
-// candidates it read stay until the backend expires it; every other
-// claim that picks the same oldest candidates would queue behind them. A
-// claim past the bound gives up those candidates and tries others. Its
-// outcome may be unknown (the bound may end it during the commit); a
-// claim that did land only hides its messages until their visibility
-// timeout, as a lost ReceiveMessage response does.
+// claimAttemptBound bounds how long a claim's transaction keeps starting
+// new attempts. A server killed inside its own claim leaves that
+// transaction open, and its locks on the candidates it read stay until the
+// backend expires it; every other claim that picks the same oldest
+// candidates would wait behind them, attempt after attempt (each ends
+// aborted by the backend's lock timeout or wound-wait). Past the bound a
+// claim starts no further attempt and tries other candidates instead. It
+// never cuts an attempt short, so no commit is left with an unknown
+// outcome.
 const claimAttemptBound = 5 * time.Second
+
+// errClaimBound ends a claim's transaction past claimAttemptBound.
+var errClaimBound = errors.New("orderedbatch: claim attempts past their bound")
 
 // suspectFor is how long candidates of a claim that ran out its bound are
 // tried after all others.
