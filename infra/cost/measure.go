@@ -77,14 +77,18 @@ type Measurement struct {
 	// came back empty (over its whole run).
 	EmptyReceiveShare float64 `json:"empty_receive_share"`
 
-	BilledReads   int64            `json:"billed_reads"`
-	BilledWrites  int64            `json:"billed_writes"`
-	BilledDeletes int64            `json:"billed_deletes"`
-	BilledRetries int64            `json:"billed_retries"`
-	StoreCalls    map[string]int64 `json:"store_calls"`
-	WakeReads     int64            `json:"wake_billed_reads"`
-	WakeWrites    int64            `json:"wake_billed_writes"` // Pub/Sub: publish requests
-	WakeBytes     int64            `json:"wake_billed_bytes"`
+	BilledReads   int64 `json:"billed_reads"`
+	BilledWrites  int64 `json:"billed_writes"`
+	BilledDeletes int64 `json:"billed_deletes"`
+	BilledRetries int64 `json:"billed_retries"`
+	// Transactions, for a backend sized by them (Spanner): read-write ones
+	// committed, read-only ones run.
+	BilledRWTxns int64            `json:"billed_rw_txns,omitempty"`
+	BilledROTxns int64            `json:"billed_ro_txns,omitempty"`
+	StoreCalls   map[string]int64 `json:"store_calls"`
+	WakeReads    int64            `json:"wake_billed_reads"`
+	WakeWrites   int64            `json:"wake_billed_writes"` // Pub/Sub: publish requests
+	WakeBytes    int64            `json:"wake_billed_bytes"`
 
 	ServerCPUSec float64 `json:"server_cpu_sec"` // the sluice process
 	DBCPUSec     float64 `json:"db_cpu_sec"`     // PostgreSQL's processes on this machine
@@ -208,6 +212,8 @@ func FromResult(r *bench.Result, v Variant, workload string, rate float64, dbGro
 			m.BilledReads += kinds["read"]
 			m.BilledWrites += kinds["write"]
 			m.BilledDeletes += kinds["delete"]
+			m.BilledRWTxns += kinds["rw_txn"]
+			m.BilledROTxns += kinds["ro_txn"]
 		}
 		for _, n := range b.Retries {
 			m.BilledRetries += n
