@@ -166,8 +166,8 @@ func Measure(ctx context.Context, c MeasureConfig) ([]Measurement, error) {
 		cfg := bench.Config{
 			Endpoint: endpoint, ServerPID: pid,
 			Producers: w.Producers, Consumers: w.Consumers, Groups: w.Groups, Size: w.BodyBytes,
-			FIFO: w.FIFO, Batch: w.BatchFill == 10, Rate: rate,
-			LongPoll: w.LongPollShare == 1, WaitTimeSeconds: w.WaitTimeSeconds,
+			FIFO: w.FIFO, BatchFill: w.BatchFill, Rate: rate,
+			LongPollShare: w.LongPollShare, WaitTimeSeconds: w.WaitTimeSeconds,
 			Duration: c.Duration, Warmup: c.Warmup, Drain: 30 * time.Second,
 			QueuePrefix: "cost", Label: c.Variant.Name + "-" + w.Name, Log: c.Log, KeepProcs: keep,
 		}

@@ -297,14 +297,21 @@ func TestWorkloads(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{
-		`{"name":"x","rates":[1],"body_bytes":1024,"batch_fill":5}`,
+		`{"name":"x","rates":[1],"body_bytes":1024,"batch_fill":11}`,
 		`{"name":"x","rates":[],"body_bytes":1024}`,
-		`{"name":"x","rates":[1],"body_bytes":1024,"long_poll_share":0.5}`,
+		`{"name":"x","rates":[1],"body_bytes":1024,"long_poll_share":1.5}`,
+		`{"name":"x","rates":[1],"body_bytes":1024,"long_poll_share":-0.5}`,
 		`{"name":"x","rates":[1],"body_bytes":1024,"unknown":1}`,
 	} {
 		if _, err := ParseWorkload([]byte(bad)); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
+	}
+	// Between the ends: a fill of 5, a quarter of the consumers long-polling
+	// (20 s unless told).
+	w, err := ParseWorkload([]byte(`{"name":"x","rates":[1],"body_bytes":1024,"batch_fill":5,"long_poll_share":0.25}`))
+	if err != nil || w.BatchFill != 5 || w.LongPollShare != 0.25 || w.WaitTimeSeconds != 20 {
+		t.Errorf("%+v, %v: want fill 5, share 0.25, 20 s", w, err)
 	}
 }
 

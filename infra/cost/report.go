@@ -222,6 +222,14 @@ func Report(in ReportInput) (*ReportFiles, error) {
 			f("\n**%s reached %.1f msg/s of the %g targeted** (the backend, or its emulator here, did not keep up): its per-message counts are those of the slower run, idle work spread over fewer messages, and every rate is priced from them.\n", p.Variant.Name, p.Rate, m.Rate)
 		}
 	}
+	f("\nEmpty receives, of all receives: the workload expects %.0f%%; measured", 100*w.EmptyReceiveShare)
+	for i, p := range all {
+		f(" %s %.0f%%", p.Variant.Name, 100*in.Measurements[i].EmptyReceiveShare)
+		if i < len(all)-1 {
+			f(",")
+		}
+	}
+	f(" (it follows from the rate, the consumers and how they poll; the measured share is what is priced).\n")
 	f("\nStore calls per message:\n\n")
 	for _, p := range all {
 		f("- %s at %.1f msg/s: %s", p.Variant.Name, p.Rate, perMsg(p.StoreCallsPerLC))
