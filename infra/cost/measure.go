@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -168,7 +169,7 @@ func Measure(ctx context.Context, c MeasureConfig) ([]Measurement, error) {
 			Producers: w.Producers, Consumers: w.Consumers, Groups: w.Groups, Size: w.BodyBytes,
 			FIFO: w.FIFO, BatchFill: w.BatchFill, Rate: rate,
 			LongPollShare: w.LongPollShare, WaitTimeSeconds: w.WaitTimeSeconds,
-			Duration: c.Duration, Warmup: c.Warmup, Drain: 30 * time.Second,
+			MaxBacklog: Backlog(rate), Duration: c.Duration, Warmup: c.Warmup, Drain: 30 * time.Second,
 			QueuePrefix: "cost", Label: c.Variant.Name + "-" + w.Name, Log: c.Log, KeepProcs: keep,
 		}
 		fmt.Fprintf(c.Log, "cost: %s, workload %s at %g msg/s for %s\n", c.Variant.Name, w.Name, rate, c.Duration)
@@ -189,6 +190,14 @@ func Measure(ctx context.Context, c MeasureConfig) ([]Measurement, error) {
 	}
 	return out, nil
 }
+
+// Backlog is how many sent messages a cost run lets wait unreceived
+// before its producers pause: a second of the rate, at least 20. A variant
+// that keeps up never has that many waiting; one that cannot (an emulator)
+// fills it during the warm-up and is then measured at the rate it
+// sustains, its sends matching its deletes, rather than with a growing
+// queue whose sends would be charged to the few lifecycles that completed.
+func Backlog(rate float64) int { return max(20, int(math.Ceil(rate))) }
 
 // FromResult is the measurement in a load generator's result; dbGroup
 // names the database's processes in its CPU figures ("" for none).

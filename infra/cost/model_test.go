@@ -360,3 +360,12 @@ func TestSpannerCountsFromResult(t *testing.T) {
 	near(t, "read-only transactions/msg", p.ROTxns, 0.6, 1e-12)
 	near(t, "rows read/msg", p.Reads, 7.1, 1e-12)
 }
+
+// A second of the rate waits at most, at least 20 messages.
+func TestBacklog(t *testing.T) {
+	for rate, want := range map[float64]int{1: 20, 20: 20, 100: 100, 1000: 1000, 0.5: 20, 333.3: 334} {
+		if got := Backlog(rate); got != want {
+			t.Errorf("Backlog(%v) = %d, want %d", rate, got, want)
+		}
+	}
+}
