@@ -232,7 +232,8 @@ bench: build
 #   firestore         Firestore (emulator)
 #   spanner           Spanner (emulator; listed when stores/spanner exists;
 #                     SPANNER_URL names the database, default
-#                     spanner://projects/sluice-cost/instances/cost/databases/cost)
+#                     spanner://projects/sluice-cost/instances/cost/databases/cost),
+#                     with its default wake-ups, Pub/Sub (emulator), priced
 # A new variant is one more case in cost_store below and a name here.
 COST_WORKLOADS ?= steady-100 idle-longpoll batched-high bursty
 COST_VARIANTS  ?= embedded postgres postgres-pubsub firestore $(if $(wildcard stores/spanner/*.go),spanner)
@@ -256,7 +257,7 @@ cost: build
 	  postgres) need postgres || return 1; store="$$DATABASE_URL";; \
 	  postgres-pubsub) need postgres && need pubsub || return 1; store="$$DATABASE_URL"; args="--wakeups pubsub://sluice-cost/wake-$$RANDOM";; \
 	  firestore) need firestore || return 1; store="firestore://sluice-cost-$$RANDOM";; \
-	  spanner) need spanner || return 1; store="$${SPANNER_URL:-spanner://projects/sluice-cost/instances/cost/databases/cost}";; \
+	  spanner) need spanner && need pubsub || return 1; store="$${SPANNER_URL:-spanner://projects/sluice-cost/instances/cost/databases/cost}"; args="--wakeups pubsub://sluice-cost/wake-$$RANDOM";; \
 	  *) echo "make cost: unknown variant $$1"; return 1;; \
 	esac; }; \
 	if ! command -v rsvg-convert >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \

@@ -56,13 +56,21 @@ type Config struct {
 	Size            int // message body bytes; default 1024 (at least the ~40-byte header)
 	FIFO            bool
 	Batch           bool // batches of 10 for send, receive and delete; otherwise 1 message per call
-	Duration        time.Duration
-	Warmup          time.Duration
+	// BatchFill, 1 to 10, is the messages per send (SendMessageBatch above
+	// 1) and the most a receive asks for; what a receive returns is
+	// deleted in one call. 0 is 10 with Batch, else 1.
+	BatchFill int
+	Duration  time.Duration
+	Warmup    time.Duration
 	// Rate is the target of sent messages per second over all producers;
 	// 0 sends as fast as the server acknowledges.
 	Rate        float64
 	QueuePrefix string // default "bench"
 	LongPoll    bool   // receives wait up to WaitTimeSeconds (default 20)
+	// LongPollShare, 0 to 1, is the share of consumers that long-poll (the
+	// rest short-poll), rounded to whole consumers but never to none or
+	// all of them when strictly between; LongPoll is a share of 1.
+	LongPollShare float64
 	// WaitTimeSeconds of long-poll receives, 1 to 20; default 20.
 	WaitTimeSeconds int
 	// MaxBacklog pauses the producers while this many acknowledged messages
@@ -140,7 +148,21 @@ func (c *Config) normalize() error {
 	if c.WaitTimeSeconds == 0 {
 		c.WaitTimeSeconds = 20
 	}
+	if c.BatchFill == 0 {
+		c.BatchFill = 1
+		if c.Batch {
+			c.BatchFill = batchSize
+		}
+	}
+	c.Batch = c.BatchFill > 1
+	if c.LongPoll {
+		c.LongPollShare = 1
+	}
 	switch {
+	case c.BatchFill < 1 || c.BatchFill > batchSize:
+		return fmt.Errorf("bad batch fill %d: 1 to %d", c.BatchFill, batchSize)
+	case c.LongPollShare < 0 || c.LongPollShare > 1:
+		return fmt.Errorf("bad long-poll share %v: 0 to 1", c.LongPollShare)
 	case c.Producers < 1 || c.Consumers < 1:
 		return errors.New("need at least one producer and one consumer")
 	case c.Groups < 1:
@@ -165,6 +187,15 @@ func (c *Config) normalize() error {
 		return fmt.Errorf("queue prefix %q is too long (60 at most)", c.QueuePrefix)
 	}
 	return nil
+}
+
+// longPollers is how many of the consumers long-poll.
+func (c *Config) longPollers() int {
+	n := int(c.LongPollShare*float64(c.Consumers) + 0.5)
+	if c.LongPollShare > 0 && c.LongPollShare < 1 && c.Consumers > 1 {
+		n = min(max(n, 1), c.Consumers-1)
+	}
+	return n
 }
 
 // NewClient returns an SQS client for endpoint with a transport sized for
@@ -202,21 +233,24 @@ func newTransport(dial func(ctx context.Context, network, addr string) (net.Conn
 // Result is what a run measured and checked. Throughput and latencies
 // cover the measured window; the checks cover the whole run.
 type Result struct {
-	Label      string  `json:"label,omitempty"`
-	Store      string  `json:"store,omitempty"` // set by the caller when it knows the store
-	Endpoint   string  `json:"endpoint"`
-	Queue      string  `json:"queue"`
-	FIFO       bool    `json:"fifo"`
-	Batch      bool    `json:"batch"`
-	LongPoll   bool    `json:"long_poll"`
-	Producers  int     `json:"producers"`
-	Consumers  int     `json:"consumers"`
-	Groups     int     `json:"groups"`
-	Size       int     `json:"size"`
-	TargetRate float64 `json:"target_rate"`
-	MaxBacklog int     `json:"max_backlog"`
-	WarmupSec  float64 `json:"warmup_sec"`
-	WindowSec  float64 `json:"window_sec"`
+	Label     string `json:"label,omitempty"`
+	Store     string `json:"store,omitempty"` // set by the caller when it knows the store
+	Endpoint  string `json:"endpoint"`
+	Queue     string `json:"queue"`
+	FIFO      bool   `json:"fifo"`
+	Batch     bool   `json:"batch"`
+	BatchFill int    `json:"batch_fill,omitempty"`
+	LongPoll  bool   `json:"long_poll"`
+	// LongPollers of the Consumers long-poll, the rest short-poll.
+	LongPollers int     `json:"long_pollers,omitempty"`
+	Producers   int     `json:"producers"`
+	Consumers   int     `json:"consumers"`
+	Groups      int     `json:"groups"`
+	Size        int     `json:"size"`
+	TargetRate  float64 `json:"target_rate"`
+	MaxBacklog  int     `json:"max_backlog"`
+	WarmupSec   float64 `json:"warmup_sec"`
+	WindowSec   float64 `json:"window_sec"`
 
 	// Lifecycles are messages whose delete was acknowledged in the window.
 	Lifecycles       int64   `json:"lifecycles"`
@@ -399,8 +433,9 @@ func (r *runner) run(ctx context.Context) *Result {
 	for p := range cfg.Producers {
 		pw.Go(func() { r.producer(ctx, p, &prod[p]) })
 	}
+	long := cfg.longPollers()
 	for c := range cfg.Consumers {
-		cw.Go(func() { r.consumer(ctx, consCtx, &cons[c]) })
+		cw.Go(func() { r.consumer(ctx, consCtx, c < long, &cons[c]) })
 	}
 
 	// Billed store operations over the window.
@@ -456,7 +491,7 @@ func (r *runner) run(ctx context.Context) *Result {
 	t := r.ledger.tally()
 	res := &Result{
 		Label: cfg.Label, Endpoint: cfg.Endpoint,
-		FIFO: cfg.FIFO, Batch: cfg.Batch, LongPoll: cfg.LongPoll,
+		FIFO: cfg.FIFO, Batch: cfg.Batch, BatchFill: cfg.BatchFill, LongPoll: long == cfg.Consumers, LongPollers: long,
 		Producers: cfg.Producers, Consumers: cfg.Consumers, Groups: cfg.Groups, Size: cfg.Size,
 		TargetRate: cfg.Rate, MaxBacklog: cfg.MaxBacklog,
 		WarmupSec: cfg.Warmup.Seconds(), WindowSec: window,
@@ -532,10 +567,7 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 
 func (r *runner) producer(ctx context.Context, p int, st *stats) {
 	cfg := r.cfg
-	n := 1
-	if cfg.Batch {
-		n = batchSize
-	}
+	n := cfg.BatchFill
 	groups := r.groupsOf(p)
 	gseq := make([]int64, len(groups))
 	gi := 0
@@ -666,13 +698,12 @@ func pick(batch bool, a, b string) string {
 	return b
 }
 
-func (r *runner) consumer(ctx, consCtx context.Context, st *stats) {
+// consumer receives and deletes until consCtx ends; longPoll says whether
+// its receives wait (Config.LongPollShare).
+func (r *runner) consumer(ctx, consCtx context.Context, longPoll bool, st *stats) {
 	cfg := r.cfg
-	maxN, wait := int32(1), int32(0)
-	if cfg.Batch {
-		maxN = batchSize
-	}
-	if cfg.LongPoll {
+	maxN, wait := int32(cfg.BatchFill), int32(0)
+	if longPoll {
 		wait = int32(cfg.WaitTimeSeconds)
 	}
 	backoff := emptyBackoff
@@ -700,7 +731,7 @@ func (r *runner) consumer(ctx, consCtx context.Context, st *stats) {
 		}
 		if len(out.Messages) == 0 {
 			r.empty.Add(1)
-			if !cfg.LongPoll {
+			if !longPoll {
 				sleepUntil(consCtx, time.Now().Add(backoff))
 				backoff = min(2*backoff, maxEmptyBackoff)
 			}

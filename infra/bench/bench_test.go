@@ -3,12 +3,16 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -328,5 +332,118 @@ func wantSchemaDropped(ctx context.Context, t *testing.T, dsn, log string) {
 	}
 	if left {
 		t.Errorf("schema %s left behind", m[1])
+	}
+}
+
+// waitCounter is a transport that counts the receives by their
+// WaitTimeSeconds and the most long polls it saw open at once.
+type waitCounter struct {
+	next             http.RoundTripper
+	mu               sync.Mutex
+	open, maxOpen    int
+	short, long      int
+	sendBatchEntries []int
+}
+
+func (w *waitCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	var in struct {
+		WaitTimeSeconds     int
+		MaxNumberOfMessages int
+		Entries             []json.RawMessage
+	}
+	target := req.Header.Get("X-Amz-Target")
+	if req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		_ = json.Unmarshal(body, &in)
+	}
+	long := strings.HasSuffix(target, ".ReceiveMessage") && in.WaitTimeSeconds > 0
+	w.mu.Lock()
+	switch {
+	case long:
+		w.long++
+		w.open++
+		w.maxOpen = max(w.maxOpen, w.open)
+	case strings.HasSuffix(target, ".ReceiveMessage"):
+		w.short++
+	case strings.HasSuffix(target, ".SendMessageBatch"):
+		w.sendBatchEntries = append(w.sendBatchEntries, len(in.Entries))
+	}
+	w.mu.Unlock()
+	resp, err := w.next.RoundTrip(req)
+	if long {
+		w.mu.Lock()
+		w.open--
+		w.mu.Unlock()
+	}
+	return resp, err
+}
+
+// TestShaping: a batch fill of 3 sends batches of exactly 3, and a
+// long-poll share of 0.5 of 4 consumers has 2 of them long-poll (never more
+// than 2 long polls open at once, though at 20 msg/s they wait most of the
+// time) while the other 2 short-poll; every message still arrives.
+func TestShaping(t *testing.T) {
+	srv := newServer(t)
+	wc := &waitCounter{next: http.DefaultTransport}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := Run(ctx, Config{
+		Endpoint: srv.URL, Producers: 2, Consumers: 4, Groups: 4, Size: 256, Rate: 30,
+		BatchFill: 3, LongPollShare: 0.5, WaitTimeSeconds: 1,
+		Warmup: 200 * time.Millisecond, Duration: 2 * time.Second, Drain: 10 * time.Second,
+		QueuePrefix: "t-shaping", HTTPClient: &http.Client{Transport: wc},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() || res.Checks.Received != res.Checks.Sent || res.Checks.Sent == 0 {
+		t.Fatalf("OK %v, sent %d, received %d, errors %v", res.OK(), res.Checks.Sent, res.Checks.Received, res.ErrorSamples)
+	}
+	if res.Requests["SendMessage"] != 0 || res.Checks.Sent != 3*res.Requests["SendMessageBatch"] {
+		t.Errorf("sends %v for %d messages: want batches of 3 only", res.Requests, res.Checks.Sent)
+	}
+	wc.mu.Lock()
+	defer wc.mu.Unlock()
+	for _, n := range wc.sendBatchEntries {
+		if n != 3 {
+			t.Fatalf("a SendMessageBatch of %d entries, want 3 (all: %v)", n, wc.sendBatchEntries)
+		}
+	}
+	if res.LongPollers != 2 || res.LongPoll {
+		t.Errorf("long pollers %d (all: %v), want 2 of 4", res.LongPollers, res.LongPoll)
+	}
+	if wc.maxOpen != 2 || wc.short == 0 || wc.long == 0 {
+		t.Errorf("long polls open at once at most %d (want 2); %d long, %d short receives", wc.maxOpen, wc.long, wc.short)
+	}
+	if m := res.Mode(); m != "Standard batches of 3 long-poll (2 of 4 consumers)" {
+		t.Errorf("mode %q", m)
+	}
+}
+
+// The long-poll share in whole consumers, and the limits of both knobs.
+func TestShapingConfig(t *testing.T) {
+	for _, tc := range []struct {
+		share     float64
+		consumers int
+		want      int
+	}{{0, 4, 0}, {1, 4, 4}, {0.5, 4, 2}, {0.1, 4, 1}, {0.9, 4, 3}, {0.25, 8, 2}, {0.5, 1, 1}, {0.4, 1, 0}} {
+		c := Config{LongPollShare: tc.share, Consumers: tc.consumers}
+		if got := c.longPollers(); got != tc.want {
+			t.Errorf("share %v of %d consumers: %d long-poll, want %d", tc.share, tc.consumers, got, tc.want)
+		}
+	}
+	for _, c := range []Config{{BatchFill: 11}, {BatchFill: -1}, {LongPollShare: 1.5}, {LongPollShare: -0.1}} {
+		c.Endpoint = "http://127.0.0.1:1"
+		if err := c.normalize(); err == nil {
+			t.Errorf("%+v: accepted", c)
+		}
+	}
+	c := Config{Endpoint: "http://127.0.0.1:1", Batch: true}
+	if err := c.normalize(); err != nil || c.BatchFill != 10 {
+		t.Errorf("Batch alone: fill %d, %v; want 10", c.BatchFill, err)
 	}
 }

@@ -16,13 +16,18 @@ func (r *Result) Mode() string {
 	if r.FIFO {
 		parts[0] = "FIFO"
 	}
-	if r.Batch {
+	switch {
+	case r.Batch && r.BatchFill > 1 && r.BatchFill != batchSize:
+		parts = append(parts, fmt.Sprintf("batches of %d", r.BatchFill))
+	case r.Batch:
 		parts = append(parts, "batched")
-	} else {
+	default:
 		parts = append(parts, "unbatched")
 	}
 	if r.LongPoll {
 		parts = append(parts, "long-poll")
+	} else if r.LongPollers > 0 {
+		parts = append(parts, fmt.Sprintf("long-poll (%d of %d consumers)", r.LongPollers, r.Consumers))
 	}
 	return strings.Join(parts, " ")
 }

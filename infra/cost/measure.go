@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -77,14 +78,18 @@ type Measurement struct {
 	// came back empty (over its whole run).
 	EmptyReceiveShare float64 `json:"empty_receive_share"`
 
-	BilledReads   int64            `json:"billed_reads"`
-	BilledWrites  int64            `json:"billed_writes"`
-	BilledDeletes int64            `json:"billed_deletes"`
-	BilledRetries int64            `json:"billed_retries"`
-	StoreCalls    map[string]int64 `json:"store_calls"`
-	WakeReads     int64            `json:"wake_billed_reads"`
-	WakeWrites    int64            `json:"wake_billed_writes"` // Pub/Sub: publish requests
-	WakeBytes     int64            `json:"wake_billed_bytes"`
+	BilledReads   int64 `json:"billed_reads"`
+	BilledWrites  int64 `json:"billed_writes"`
+	BilledDeletes int64 `json:"billed_deletes"`
+	BilledRetries int64 `json:"billed_retries"`
+	// Transactions, for a backend sized by them (Spanner): read-write ones
+	// committed, read-only ones run.
+	BilledRWTxns int64            `json:"billed_rw_txns,omitempty"`
+	BilledROTxns int64            `json:"billed_ro_txns,omitempty"`
+	StoreCalls   map[string]int64 `json:"store_calls"`
+	WakeReads    int64            `json:"wake_billed_reads"`
+	WakeWrites   int64            `json:"wake_billed_writes"` // Pub/Sub: publish requests
+	WakeBytes    int64            `json:"wake_billed_bytes"`
 
 	ServerCPUSec float64 `json:"server_cpu_sec"` // the sluice process
 	DBCPUSec     float64 `json:"db_cpu_sec"`     // PostgreSQL's processes on this machine
@@ -162,9 +167,9 @@ func Measure(ctx context.Context, c MeasureConfig) ([]Measurement, error) {
 		cfg := bench.Config{
 			Endpoint: endpoint, ServerPID: pid,
 			Producers: w.Producers, Consumers: w.Consumers, Groups: w.Groups, Size: w.BodyBytes,
-			FIFO: w.FIFO, Batch: w.BatchFill == 10, Rate: rate,
-			LongPoll: w.LongPollShare == 1, WaitTimeSeconds: w.WaitTimeSeconds,
-			Duration: c.Duration, Warmup: c.Warmup, Drain: 30 * time.Second,
+			FIFO: w.FIFO, BatchFill: w.BatchFill, Rate: rate,
+			LongPollShare: w.LongPollShare, WaitTimeSeconds: w.WaitTimeSeconds,
+			MaxBacklog: Backlog(rate), Duration: c.Duration, Warmup: c.Warmup, Drain: 30 * time.Second,
 			QueuePrefix: "cost", Label: c.Variant.Name + "-" + w.Name, Log: c.Log, KeepProcs: keep,
 		}
 		fmt.Fprintf(c.Log, "cost: %s, workload %s at %g msg/s for %s\n", c.Variant.Name, w.Name, rate, c.Duration)
@@ -185,6 +190,14 @@ func Measure(ctx context.Context, c MeasureConfig) ([]Measurement, error) {
 	}
 	return out, nil
 }
+
+// Backlog is how many sent messages a cost run lets wait unreceived
+// before its producers pause: a second of the rate, at least 20. A variant
+// that keeps up never has that many waiting; one that cannot (an emulator)
+// fills it during the warm-up and is then measured at the rate it
+// sustains, its sends matching its deletes, rather than with a growing
+// queue whose sends would be charged to the few lifecycles that completed.
+func Backlog(rate float64) int { return max(20, int(math.Ceil(rate))) }
 
 // FromResult is the measurement in a load generator's result; dbGroup
 // names the database's processes in its CPU figures ("" for none).
@@ -208,6 +221,8 @@ func FromResult(r *bench.Result, v Variant, workload string, rate float64, dbGro
 			m.BilledReads += kinds["read"]
 			m.BilledWrites += kinds["write"]
 			m.BilledDeletes += kinds["delete"]
+			m.BilledRWTxns += kinds["rw_txn"]
+			m.BilledROTxns += kinds["ro_txn"]
 		}
 		for _, n := range b.Retries {
 			m.BilledRetries += n

@@ -90,6 +90,8 @@ type Profile struct {
 	Writes          float64            `json:"billed_writes_per_lc"`
 	Deletes         float64            `json:"billed_deletes_per_lc"`
 	Retries         float64            `json:"retries_per_lc"`
+	RWTxns          float64            `json:"rw_txns_per_lc,omitempty"`
+	ROTxns          float64            `json:"ro_txns_per_lc,omitempty"`
 	WakeWrites      float64            `json:"wake_publishes_per_lc"`
 	WakeReads       float64            `json:"wake_reads_per_lc"`
 	WakeBytes       float64            `json:"wake_bytes_per_lc"`
@@ -108,7 +110,8 @@ func NewProfile(m Measurement) (Profile, error) {
 	p := Profile{
 		Variant: m.Variant, Rate: lc / m.WindowSec, PerLC: map[string]float64{}, StoreCallsPerLC: map[string]float64{},
 		Reads: float64(m.BilledReads) / lc, Writes: float64(m.BilledWrites) / lc, Deletes: float64(m.BilledDeletes) / lc,
-		Retries:    float64(m.BilledRetries) / lc,
+		Retries: float64(m.BilledRetries) / lc,
+		RWTxns:  float64(m.BilledRWTxns) / lc, ROTxns: float64(m.BilledROTxns) / lc,
 		WakeWrites: float64(m.WakeWrites) / lc, WakeReads: float64(m.WakeReads) / lc, WakeBytes: float64(m.WakeBytes) / lc,
 		ServerCPUPerLC: m.ServerCPUSec / lc, DBCPUPerLC: m.DBCPUSec / lc, PeakRSSBytes: m.PeakRSSBytes,
 	}
@@ -331,21 +334,52 @@ func Price(ps []Profile, w Workload, pr *Prices, a Assumptions, rate float64) []
 	case "spanner":
 		b := Bill{Deployment: "Cloud Run + Spanner", Variant: p.Variant.Name, Rate: rate}
 		front(&b)
-		nodes := (p.Reads*rate/pr.Get("spanner.node_reads_per_sec") + (p.Writes+p.Deletes)*rate/pr.Get("spanner.node_writes_per_sec")) * w.PeakToMean / a.SpannerUtil
-		pu := math.Max(a.SpannerMinPU, math.Ceil(nodes*10)*100)
-		if pu > 1000 {
-			pu = math.Ceil(pu/1000) * 1000
+		pu, nodes, reads, writes := SpannerPU(p, w, pr, a, rate)
+		b.add("Spanner compute", pu/100*hours*pr.Get("spanner.pu_hour"),
+			"%g processing units (%.3g nodes: %.4g reads/s = (%.3g rows read + %.3g read-only transactions)/msg, %.4g writes/s = %.3g commits/msg, × peak/mean %g at %.2f of a node's %g reads/s or %g writes/s)",
+			pu, nodes, reads, p.Reads, p.ROTxns, writes, p.RWTxns, w.PeakToMean, a.SpannerUtil, pr.Get("spanner.node_reads_per_sec"), pr.Get("spanner.node_writes_per_sec"))
+		if p.RWTxns > 0 && p.Writes > p.RWTxns {
+			// The other reading of the guide: every mutation (a column of a
+			// row, an index entry) as one of its single-row writes. Shown as
+			// the bound it is, not priced.
+			up := p
+			up.RWTxns = p.Writes
+			upu, _, _, _ := SpannerPU(up, w, pr, a, rate)
+			b.Notes = append(b.Notes, fmt.Sprintf("counting each of the %.3g mutations/msg as a write instead of each commit (an upper bound: a mutation is a column or an index entry, the guide's write a whole 1 KB row) it would be %g processing units, $%s", p.Writes, upu, money(upu/100*hours*pr.Get("spanner.pu_hour"))))
 		}
-		b.add("Spanner compute", pu/100*hours*pr.Get("spanner.pu_hour"), "%g processing units (%.3g nodes of reads and writes at %.2f of a node's documented peak)", pu, nodes, a.SpannerUtil)
 		st := storedGiB(w, a, rate) * (1 << 30) / 1e9
 		b.add("Spanner storage", st*pr.Get("spanner.storage"), "%.3g GB", st)
-		if p.Reads+p.Writes+p.Deletes == 0 {
-			b.Notes = append(b.Notes, "the store exported no billed reads or writes: compute is the minimum instance")
+		if p.Reads+p.ROTxns+p.RWTxns == 0 {
+			b.Notes = append(b.Notes, "the store exported no rows read or transactions: compute is the minimum instance")
 		}
 		wake(&b)
 		bills = append(bills, b)
 	}
 	return bills
+}
+
+// SpannerPU is the compute capacity that p's work at rate needs, with the
+// node share, reads/s and writes/s it was sized from. Google's sizing
+// guide gives a regional node (1,000 processing units) about 22,500 reads
+// or 3,500 writes a second, a read being a single-row read of 1 KB and a
+// write a commit of a single 1 KB row. Here a read is a row read (a
+// message row is about 1 KB, its body) plus one per read-only transaction
+// (a read that returns no row still costs a round of work: the idle
+// checks of a long poll); a write is a committed read-write transaction,
+// whatever rows it wrote (the low end: a commit of a few rows costs more
+// than one of one; Price notes the mutation count as the high end). Reads
+// and writes add up as shares of a node; the total is scaled by
+// peak/mean, over the utilization target, and rounded up to steps of 100
+// processing units below a node and 1,000 above, at least the minimum.
+func SpannerPU(p Profile, w Workload, pr *Prices, a Assumptions, rate float64) (pu, nodes, reads, writes float64) {
+	reads = (p.Reads + p.ROTxns) * rate
+	writes = p.RWTxns * rate
+	nodes = (reads/pr.Get("spanner.node_reads_per_sec") + writes/pr.Get("spanner.node_writes_per_sec")) * w.PeakToMean / a.SpannerUtil
+	pu = math.Max(a.SpannerMinPU, math.Ceil(nodes*10-1e-9)*100)
+	if pu > 1000 {
+		pu = math.Ceil(pu/1000-1e-9) * 1000
+	}
+	return pu, nodes, reads, writes
 }
 
 // Curve is one deployment's month at each rate.

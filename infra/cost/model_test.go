@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/sluicehq/sluice/infra/bench"
 )
 
 func prices(t *testing.T) *Prices {
@@ -164,20 +166,63 @@ func TestPubSubWakeups(t *testing.T) {
 	near(t, "Pub/Sub", line(t, b, "Pub/Sub wake-ups"), 19.1213, 0.0005)
 }
 
-// Spanner with no billed operations is the 100-unit minimum: 1 × 730 h ×
-// $0.09 = $65.70; 3,500 writes/s of load at utilization 0.65 and peak/mean
-// 1 needs 1/0.65 = 1.54 nodes → 2,000 units → 20 × 730 × 0.09 = $1,314.
+// Spanner's compute from the counts, by hand (prices $0.09 per 100 PU-hour,
+// 730 h; a node 22,500 reads/s or 3,500 writes/s; utilization 0.65).
 func TestSpanner(t *testing.T) {
 	p, a := prices(t), DefaultAssumptions()
-	sp := unbatched("spanner")
-	b := Price([]Profile{sp}, oneKiB, p, a, 100)[0]
-	near(t, "minimum", line(t, b, "Spanner compute"), 65.70, 0.0005)
+	compute := func(sp Profile, w Workload, rate float64) (float64, Bill) {
+		t.Helper()
+		b := Price([]Profile{sp}, w, p, a, rate)[0]
+		return line(t, b, "Spanner compute"), b
+	}
+
+	// Nothing counted: the 100-unit minimum, 1 × 730 × 0.09 = $65.70.
+	usd, b := compute(unbatched("spanner"), oneKiB, 100)
+	near(t, "minimum", usd, 65.70, 0.0005)
 	if len(b.Notes) == 0 || !strings.Contains(b.Notes[0], "minimum") {
 		t.Errorf("notes %v: want the minimum explained", b.Notes)
 	}
-	sp.Writes = 35 // 35 writes/msg × 100 msg/s = 3,500/s
-	b = Price([]Profile{sp}, oneKiB, p, a, 100)[0]
-	near(t, "2 nodes", line(t, b, "Spanner compute"), 1314, 0.001)
+
+	// 100 msg/s at peak/mean 2: reads (4 rows + 2 read-only transactions)
+	// × 100 = 600/s, writes 3 commits × 100 = 300/s. Node share (600/22,500
+	// + 300/3,500) × 2 / 0.65 = 0.3458 → 400 PU → 4 × 730 × 0.09 = $262.80.
+	// The 30 mutations a message are not writes: counted as such they
+	// would be (600/22,500 + 3,000/3,500) × 2 / 0.65 = 2.72 nodes → 3,000
+	// PU, $1,971, which the bill notes and does not charge.
+	sp := unbatched("spanner")
+	sp.Reads, sp.ROTxns, sp.RWTxns, sp.Writes = 4, 2, 3, 30
+	w := oneKiB
+	w.PeakToMean = 2
+	pu, nodes, reads, writes := SpannerPU(sp, w, p, a, 100)
+	near(t, "reads/s", reads, 600, 1e-9)
+	near(t, "writes/s", writes, 300, 1e-9)
+	near(t, "nodes", nodes, (600.0/22500+300.0/3500)*2/0.65, 1e-9)
+	near(t, "processing units", pu, 400, 0)
+	usd, b = compute(sp, w, 100)
+	near(t, "400 PU", usd, 262.80, 0.0005)
+	if len(b.Notes) == 0 || !strings.Contains(b.Notes[0], "3000 processing units, $1,971") {
+		t.Errorf("notes %v: want the mutation bound, 3000 PU, $1,971", b.Notes)
+	}
+
+	// Read-only transactions that return no row (idle checks) still count:
+	// 2,250 of them a second at peak/mean 1 are 2,250/22,500/0.65 = 0.154
+	// nodes → 200 PU → $131.40.
+	idle := unbatched("spanner")
+	idle.ROTxns = 22.5
+	near(t, "empty reads", func() float64 { u, _ := compute(idle, oneKiB, 100); return u }(), 131.40, 0.0005)
+
+	// Exactly 0.9 of a node: 2,047.5 commits/s (0.9 × 3,500 × 0.65) → 900
+	// PU, 9 × 730 × 0.09 = $591.30 (in floating point the share comes out
+	// 0.9000000000000002: not 1,000 PU from that).
+	edge := unbatched("spanner")
+	edge.RWTxns = 20.475
+	near(t, "0.9 node", func() float64 { u, _ := compute(edge, oneKiB, 100); return u }(), 591.30, 0.0005)
+
+	// Above a node, whole nodes: 3,000 commits/s at 1,000 msg/s → 3,000 /
+	// 3,500 / 0.65 = 1.32 nodes → 2,000 PU → 20 × 730 × 0.09 = $1,314.
+	big := unbatched("spanner")
+	big.RWTxns = 3
+	near(t, "2 nodes", func() float64 { u, _ := compute(big, oneKiB, 1000); return u }(), 1314, 0.001)
 }
 
 // A sweep prices each rate from the measurement nearest on a log scale:
@@ -252,14 +297,21 @@ func TestWorkloads(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{
-		`{"name":"x","rates":[1],"body_bytes":1024,"batch_fill":5}`,
+		`{"name":"x","rates":[1],"body_bytes":1024,"batch_fill":11}`,
 		`{"name":"x","rates":[],"body_bytes":1024}`,
-		`{"name":"x","rates":[1],"body_bytes":1024,"long_poll_share":0.5}`,
+		`{"name":"x","rates":[1],"body_bytes":1024,"long_poll_share":1.5}`,
+		`{"name":"x","rates":[1],"body_bytes":1024,"long_poll_share":-0.5}`,
 		`{"name":"x","rates":[1],"body_bytes":1024,"unknown":1}`,
 	} {
 		if _, err := ParseWorkload([]byte(bad)); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
+	}
+	// Between the ends: a fill of 5, a quarter of the consumers long-polling
+	// (20 s unless told).
+	w, err := ParseWorkload([]byte(`{"name":"x","rates":[1],"body_bytes":1024,"batch_fill":5,"long_poll_share":0.25}`))
+	if err != nil || w.BatchFill != 5 || w.LongPollShare != 0.25 || w.WaitTimeSeconds != 20 {
+		t.Errorf("%+v, %v: want fill 5, share 0.25, 20 s", w, err)
 	}
 }
 
@@ -282,6 +334,38 @@ func TestNum(t *testing.T) {
 	for v, want := range map[float64]string{1: "1", 20.47: "20", 2.5: "2.5", 3.0001: "3", 752: "752", 7600: "7.6k", 10000: "10k", 0.5: "0.5"} {
 		if got := num(v); got != want {
 			t.Errorf("num(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// A Spanner run's transactions come through from the load generator's
+// scrape (rw_txn and ro_txn kinds) into the measurement and per message
+// into the profile, beside rows read and mutations.
+func TestSpannerCountsFromResult(t *testing.T) {
+	r := &bench.Result{WindowSec: 10, Lifecycles: 100, Billed: &bench.BilledStats{ByOperation: map[string]map[string]int64{
+		"MessageSend":  {"read": 300, "write": 8000, "rw_txn": 100},
+		"MessageClaim": {"read": 400, "write": 1000, "rw_txn": 120, "ro_txn": 50},
+		"QueueGet":     {"read": 10, "ro_txn": 10},
+	}}}
+	m := FromResult(r, Variant{Name: "spanner", Kind: "spanner"}, "t", 10, "")
+	if m.BilledReads != 710 || m.BilledWrites != 9000 || m.BilledRWTxns != 220 || m.BilledROTxns != 60 {
+		t.Fatalf("reads %d writes %d rw %d ro %d, want 710 9000 220 60", m.BilledReads, m.BilledWrites, m.BilledRWTxns, m.BilledROTxns)
+	}
+	m.Requests = map[string]int64{"SendMessage": 100}
+	p, err := NewProfile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "commits/msg", p.RWTxns, 2.2, 1e-12)
+	near(t, "read-only transactions/msg", p.ROTxns, 0.6, 1e-12)
+	near(t, "rows read/msg", p.Reads, 7.1, 1e-12)
+}
+
+// A second of the rate waits at most, at least 20 messages.
+func TestBacklog(t *testing.T) {
+	for rate, want := range map[float64]int{1: 20, 20: 20, 100: 100, 1000: 1000, 0.5: 20, 333.3: 334} {
+		if got := Backlog(rate); got != want {
+			t.Errorf("Backlog(%v) = %d, want %d", rate, got, want)
 		}
 	}
 }

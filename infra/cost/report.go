@@ -222,9 +222,21 @@ func Report(in ReportInput) (*ReportFiles, error) {
 			f("\n**%s reached %.1f msg/s of the %g targeted** (the backend, or its emulator here, did not keep up): its per-message counts are those of the slower run, idle work spread over fewer messages, and every rate is priced from them.\n", p.Variant.Name, p.Rate, m.Rate)
 		}
 	}
+	f("\nEmpty receives, of all receives: the workload expects %.0f%%; measured", 100*w.EmptyReceiveShare)
+	for i, p := range all {
+		f(" %s %.0f%%", p.Variant.Name, 100*in.Measurements[i].EmptyReceiveShare)
+		if i < len(all)-1 {
+			f(",")
+		}
+	}
+	f(" (it follows from the rate, the consumers and how they poll; the measured share is what is priced).\n")
 	f("\nStore calls per message:\n\n")
 	for _, p := range all {
-		f("- %s at %.1f msg/s: %s\n", p.Variant.Name, p.Rate, perMsg(p.StoreCallsPerLC))
+		f("- %s at %.1f msg/s: %s", p.Variant.Name, p.Rate, perMsg(p.StoreCallsPerLC))
+		if p.RWTxns+p.ROTxns > 0 {
+			f("; transactions %.2f read-write (committed) and %.2f read-only", p.RWTxns, p.ROTxns)
+		}
+		f("\n")
 	}
 
 	f("\n## The bills at 100 msg/s\n\n")
@@ -255,6 +267,7 @@ func Report(in ReportInput) (*ReportFiles, error) {
 	f("- Cloud Run front, request-based billing: an instance is billed while it has a request open. With fewer than one request open on average, the instance is billed for the mean number open (as if requests never overlapped, an upper bound); otherwise for max(open/concurrency, CPU needed) instances all the time. Long polls held by consumers keep it billed: that is measured (the server's request-seconds), not guessed.\n")
 	f("- The Lambda alternative bills every request as an invocation for the time it was open, with %g GB; CPU time on Lambda scales with memory and was not measured there.\n", a.LambdaGB)
 	f("- Machines (Cloud SQL, a VM) are sized for peak/mean × mean CPU over the utilization target and rounded up to the next size; memory is %g GiB per vCPU; disk at least %g GiB.\n", a.GiBPerVCPU, a.MinDiskGiB)
+	f("- Spanner is sized by Google's guide (a regional node of 1,000 processing units: about %g reads/s or %g writes/s, a read being a single-row read of 1 KB, a write a commit of a single 1 KB row) at %.2f of it: a read here is a row read (a message row is about its body) plus one per read-only transaction (a read that finds nothing still works); a write is a committed read-write transaction, whatever rows it wrote: the low end, since a commit of several rows costs more than one of one. Its mutations (one per column written and index entry) are not the guide's writes; the bill notes what counting them as writes would cost, as the high end.\n", pr.Get("spanner.node_reads_per_sec"), pr.Get("spanner.node_writes_per_sec"), a.SpannerUtil)
 	f("- PostgreSQL's CPU is that of the local server's processes (the load generator's machine); Firestore's and Spanner's are the providers' and are billed by operation or processing unit, not by our CPU.\n")
 	f("- Storage holds messages for the workload's residence time (%g s) at body + %g bytes.\n", w.ResidenceSeconds, a.BytesPerMsg)
 	f("- Not priced: network egress, backups, logging and monitoring, load balancers, committed-use and sustained-use discounts, taxes.\n\n")

@@ -36,19 +36,23 @@ type Workload struct {
 	// on a log scale.
 	Rates     []float64 `json:"rates"`
 	BodyBytes int       `json:"body_bytes"`
-	// BatchFill is the messages per send, receive and delete call: 1 or 10
-	// (the load generator drives one or the other).
+	// BatchFill, 1 to 10, is the messages per send (SendMessageBatch above
+	// 1), the most a receive asks for, and so the most a delete call
+	// carries.
 	BatchFill int  `json:"batch_fill"`
 	FIFO      bool `json:"fifo"`
 	Groups    int  `json:"groups"`
 	Producers int  `json:"producers,omitempty"`
 	Consumers int  `json:"consumers"`
-	// LongPollShare is the share of receives that long-poll, 0 or 1: the
-	// load generator's consumers all poll one way.
+	// LongPollShare, 0 to 1, is the share of consumers that long-poll
+	// (WaitTimeSeconds); the rest short-poll. It is rounded to whole
+	// consumers, at least one either way when strictly between 0 and 1.
 	LongPollShare   float64 `json:"long_poll_share"`
 	WaitTimeSeconds int     `json:"wait_time_seconds,omitempty"`
 	// EmptyReceiveShare is the share of receives expected to come back
-	// empty; a measured run uses what it saw, this is printed beside it.
+	// empty. It is not driven: it follows from the rate, the consumers and
+	// how they poll (a short poll that finds nothing asks again after 2 to
+	// 64 ms); a measured run prices what it saw and prints this beside it.
 	EmptyReceiveShare float64 `json:"empty_receive_share"`
 	// ResidenceSeconds is how long a message is stored on average: what
 	// storage is priced from.
@@ -144,10 +148,10 @@ func (w Workload) check() error {
 		return errors.New("workload: no rates")
 	case w.BodyBytes < 64 || w.BodyBytes > 256*1024:
 		return fmt.Errorf("workload: body_bytes %d: 64 to 262144 (the load generator's header takes ~40)", w.BodyBytes)
-	case w.BatchFill != 1 && w.BatchFill != 10:
-		return fmt.Errorf("workload: batch_fill %d: 1 or 10", w.BatchFill)
-	case w.LongPollShare != 0 && w.LongPollShare != 1:
-		return fmt.Errorf("workload: long_poll_share %v: 0 or 1 (all consumers poll one way)", w.LongPollShare)
+	case w.BatchFill < 1 || w.BatchFill > 10:
+		return fmt.Errorf("workload: batch_fill %d: 1 to 10", w.BatchFill)
+	case w.LongPollShare < 0 || w.LongPollShare > 1:
+		return fmt.Errorf("workload: long_poll_share %v: 0 to 1", w.LongPollShare)
 	case w.WaitTimeSeconds < 0 || w.WaitTimeSeconds > 20:
 		return fmt.Errorf("workload: wait_time_seconds %d: 0 to 20", w.WaitTimeSeconds)
 	case w.EmptyReceiveShare < 0 || w.EmptyReceiveShare >= 1:
