@@ -90,11 +90,12 @@ func ParseQueueURL(raw string) (accountID, name string, ok bool) {
 		}
 		path = u.Path
 	}
-	parts := strings.Split(strings.Trim(path, "/"), "/")
-	if len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+	// ACCOUNT/NAME, exactly two parts, neither empty.
+	accountID, name, ok = strings.Cut(strings.Trim(path, "/"), "/")
+	if !ok || accountID == "" || name == "" || strings.Contains(name, "/") {
 		return "", "", false
 	}
-	return parts[0], parts[1], true
+	return accountID, name, true
 }
 
 // ParseQueueARN returns the region, account id and queue name of an SQS ARN.

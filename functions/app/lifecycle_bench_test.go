@@ -11,17 +11,15 @@ import (
 	"testing"
 
 	"github.com/sluicehq/sluice/functions/app"
-	_ "github.com/sluicehq/sluice/stores/embedded" // file://
 )
 
 // BenchmarkLifecycle is one Standard message sent, received and deleted
 // through the whole handler (AWS JSON 1.0, no signature checks) on
-// mem:// and the embedded store: the server's own work per lifecycle, without a network or a
+// mem://: the server's own work per lifecycle, without a network or a
 // client, for CPU and allocation profiles of the HTTP path
 // (go test -bench Lifecycle -benchmem -memprofile mem.out ./functions/app/).
 func BenchmarkLifecycle(b *testing.B) {
-	b.Run("mem", func(b *testing.B) { benchLifecycle(b, "mem://") })
-	b.Run("embedded", func(b *testing.B) { benchLifecycle(b, "file://"+b.TempDir()) })
+	benchLifecycle(b, "mem://")
 }
 
 func benchLifecycle(b *testing.B, store string) {

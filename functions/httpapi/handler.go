@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -295,10 +296,28 @@ func (x *exchange) fail(err error) {
 	}
 }
 
+// contentTypeValue shares one header value slice per content type among
+// the responses (net/http only reads it).
+func contentTypeValue(ct string) []string {
+	switch ct {
+	case contentTypeJSON:
+		return contentTypeJSONValue
+	case contentTypeXML:
+		return contentTypeXMLValue
+	}
+	return []string{ct}
+}
+
+var (
+	contentTypeJSONValue = []string{contentTypeJSON}
+	contentTypeXMLValue  = []string{contentTypeXML}
+)
+
 func (x *exchange) writeHead(contentType string, status int, n int) {
 	h := x.w.Header()
-	h.Set("Content-Type", contentType)
-	h.Set("Content-Length", fmt.Sprint(n))
+	// Canonical keys assigned directly: Set would canonicalise them again.
+	h["Content-Type"] = contentTypeValue(contentType)
+	h["Content-Length"] = []string{strconv.Itoa(n)}
 	x.status = status
 	x.wrote = true
 	x.w.WriteHeader(status)

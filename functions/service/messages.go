@@ -326,7 +326,14 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 	lp := longPollWatch{s: s}
 	defer lp.done()
 	for {
-		hint, cancel := s.hub.Subscribe(p.QueueName)
+		// Subscribed before the claim, so that a send between the two
+		// still wakes this poll; a short poll never waits, so it needs no
+		// subscription (and spares the hub's lock).
+		var hint <-chan struct{}
+		cancel := func() {}
+		if wait > 0 {
+			hint, cancel = s.hub.Subscribe(p.QueueName)
+		}
 		res, err := s.claim(ctx, p, check)
 		if err != nil {
 			cancel()

@@ -659,17 +659,29 @@ func printable(s string) string {
 // anything; "" when it claims none. A server that checks no signatures
 // uses it to tell that a client signs for another region than its own.
 func ScopeRegion(r *http.Request) string {
-	cred := r.URL.Query().Get("X-Amz-Credential")
+	var cred string
 	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "AWS4-HMAC-SHA256 ") {
 		_, after, ok := strings.Cut(a, "Credential=")
 		if !ok {
 			return ""
 		}
 		cred, _, _ = strings.Cut(after, ",")
+	} else if strings.Contains(r.URL.RawQuery, "X-Amz-Credential") {
+		// Parsed only when present: most requests are unsigned or signed
+		// in the header.
+		cred = r.URL.Query().Get("X-Amz-Credential")
 	}
-	parts := strings.Split(strings.TrimSpace(cred), "/")
-	if len(parts) != 5 {
+	// KEY/DATE/REGION/SERVICE/aws4_request: exactly five parts.
+	rest := strings.TrimSpace(cred)
+	var part [5]string
+	for i := range part {
+		var ok bool
+		if part[i], rest, ok = strings.Cut(rest, "/"); !ok && i < 4 {
+			return ""
+		}
+	}
+	if rest != "" {
 		return ""
 	}
-	return parts[2]
+	return part[2]
 }
