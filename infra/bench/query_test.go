@@ -188,8 +188,9 @@ func TestQueryRequestForm(t *testing.T) {
 var gotForms = make(chan url.Values, 1)
 
 // The XML answers below carry the values of answers recorded from real
-// Amazon SQS over the Query protocol (the LocalStack snapshot in the
-// reference data; test names given), in the Query model's shape; want is
+// Amazon SQS over the Query protocol (LocalStack's snapshot of AWS; the
+// test names are given), in the Query model's shape, with the values the
+// recording redacts (ids, timestamps, receipt handles) filled in; want is
 // what the same recording holds as parsed output.
 func TestQueryResultJSON(t *testing.T) {
 	for _, tc := range []struct {
