@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,6 +20,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/sluicehq/sluice/functions/httpapi"
+	"github.com/sluicehq/sluice/functions/service"
+	"github.com/sluicehq/sluice/functions/sigv4"
+	"github.com/sluicehq/sluice/stores/memstore"
 )
 
 // wireLog sits under queryTransport and records what really went over
@@ -336,5 +342,38 @@ func TestQueryAnswersThroughSDK(t *testing.T) {
 	_, err = c.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: q, Entries: []types.SendMessageBatchRequestEntry{{Id: aws.String("m0"), MessageBody: aws.String("x")}}})
 	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "md5") {
 		t.Errorf("SendMessageBatch with a wrong MD5: %v", err)
+	}
+}
+
+// TestQuerySigned: the Query requests are signed again over their own
+// body, so a server that checks signatures (sluice with the bench's key)
+// takes them.
+func TestQuerySigned(t *testing.T) {
+	logger := slog.New(slog.DiscardHandler)
+	store := memstore.New()
+	svc := service.New(service.Config{Store: store, Logger: logger})
+	v, err := sigv4.New(sigv4.Config{Region: "us-east-1", Keys: []sigv4.Key{{AccessKeyID: "bench", SecretAccessKey: "bench"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify := func(r *http.Request, body []byte) (httpapi.Caller, error) {
+		c, err := v.Verify(r, body)
+		return httpapi.Caller{AccountID: c.AccountID}, err
+	}
+	srv := httptest.NewServer(httpapi.NewHandler(svc, httpapi.Options{Logger: logger, Verify: verify}))
+	defer func() {
+		svc.Shutdown()
+		srv.Close()
+		_ = store.Close()
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := Run(ctx, Config{Endpoint: srv.URL, Protocol: ProtocolQuery, Producers: 1, Consumers: 1,
+		FIFO: true, Batch: true, Duration: 300 * time.Millisecond, Drain: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK() || res.Checks.Sent == 0 {
+		t.Errorf("checks %+v, errors %v", res.Checks, res.ErrorSamples)
 	}
 }
