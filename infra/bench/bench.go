@@ -92,6 +92,9 @@ type Config struct {
 	// PGStatsDSN, when set, names the PostgreSQL database under the
 	// server: its WAL and commits over the window are reported.
 	PGStatsDSN string
+	// Protocol is the wire protocol: "json" (AWS JSON 1.0, the default) or
+	// "query" (the older Query protocol, through queryTransport in query.go).
+	Protocol string
 	// HTTPClient overrides the tuned default transport.
 	HTTPClient *http.Client
 	Label      string
@@ -315,6 +318,9 @@ func (r *Result) OK() bool {
 // early (the result says Interrupted).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	if err := cfg.applyProtocol(); err != nil {
 		return nil, err
 	}
 	r := &runner{

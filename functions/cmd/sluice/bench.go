@@ -59,6 +59,8 @@ Flags:
   --lifecycle-table RESULT.json...
                       print server CPU, PostgreSQL CPU, WAL and commits per lifecycle: medians
                       over the results of one label, and their ratios to the yardsticks
+  --protocol P        json (AWS JSON 1.0, default) or query (the Query protocol: form POSTs, XML
+                      answers, for servers that speak only Query)
   --label NAME        name of the run in reports
   --json              print the result as JSON on stdout (the text report goes to stderr)
 
@@ -109,6 +111,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&c.PGStatsDSN, "pg-stats", "", "PostgreSQL DSN whose CPU, WAL and commits to report")
 	fs.StringVar(&f.cpus, "server-cpus", "", "taskset CPU list for the --spawn server")
 	fs.BoolVar(&f.lifecycle, "lifecycle-table", false, "print the per-lifecycle table of JSON results")
+	fs.StringVar(&c.Protocol, "protocol", "json", "wire protocol: json or query")
 	fs.StringVar(&c.Label, "label", "", "run name")
 	fs.BoolVar(&f.asJSON, "json", false, "JSON on stdout")
 	fs.BoolVar(&f.table, "table", false, "print a table of JSON results")
