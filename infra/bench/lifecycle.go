@@ -11,8 +11,8 @@ import (
 
 // The per-lifecycle table (sluice bench --lifecycle-table, make
 // bench-lifecycle) reads results labelled SYSTEM/WORKLOAD, one per round:
-// SYSTEM is a sluice store (mem, embedded, postgres), the in-memory peer
-// (goaws) or the SQL queue (sql-queue, whose workloads are b1 and b10: it
+// SYSTEM is a sluice store (mem, embedded, postgres; mem-query is mem over
+// the Query protocol, the yardstick of goaws), the in-memory peer (goaws) or the SQL queue (sql-queue, whose workloads are b1 and b10: it
 // has no FIFO of its own and is the yardstick of both queue types);
 // WORKLOAD is fifo-b1, std-b1, fifo-b10, std-b10, or longpoll (pickup at
 // half the peak).
@@ -141,7 +141,7 @@ func WriteLifecycleTable(w io.Writer, results []*Result) {
 		sys, _, _ := strings.Cut(label, "/")
 		systems[sys] = true
 	}
-	order := []string{"mem", "goaws", "embedded", "postgres", "sql-queue"}
+	order := []string{"mem", "mem-query", "goaws", "embedded", "postgres", "sql-queue"}
 	var names []string
 	for _, s := range order {
 		if systems[s] {
@@ -246,7 +246,7 @@ func WriteLifecycleTable(w io.Writer, results []*Result) {
 	ratio("commits, postgres ÷ SQL queue", 1, get("postgres", commits), get("sql-queue", commits))
 	ratio("server CPU, embedded ÷ mem", 1.5, get("embedded", server), get("mem", server))
 	ratio("server CPU, postgres ÷ mem", 1.5, get("postgres", server), get("mem", server))
-	ratio("server CPU, mem ÷ goaws", 1, get("mem", server), get("goaws", server))
+	ratio("server CPU, mem ÷ goaws (both over Query)", 1, get("mem-query", server), get("goaws", server))
 
 	var pick []string
 	for _, sys := range names {

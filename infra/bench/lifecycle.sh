@@ -11,7 +11,8 @@
 #   sql-queue  a pgmq-shaped SQL queue on the same cluster (the yardstick)
 #   goaws      the in-memory peer goaws, over the Query protocol (when
 #              the load generator speaks it and goaws builds from the Go
-#              module proxy)
+#              module proxy), beside mem-query: sluice on mem:// over the
+#              same protocol
 # Workloads: fifo-b1, std-b1, fifo-b10, std-b10 (b10: batches of 10).
 # Then, unless SHORT, a FIFO long poll at half each store's FIFO peak, for
 # the pickup p99. Results: .tmp/bench-lifecycle/*.json, the table in
@@ -135,6 +136,8 @@ for round in $(seq "$ROUNDS"); do
       ;;
     esac
     if [ -n "$goaws" ]; then
+      # The yardstick of goaws is sluice on mem:// in goaws's protocol.
+      one "mem-query/$wl" --spawn mem:// --server-cpus "$SERVER_CPUS" --protocol query "${args[@]}"
       start_goaws
       one "goaws/$wl" --endpoint "$goaws_url" --server-pid "$goaws_pid" --protocol query "${args[@]}"
       stop_goaws
