@@ -89,8 +89,14 @@ one() {
   local file
   file="$out/$(printf %03d "$n")-${label//\//-}.json"
   echo "=== $label: sluice bench $FLAGS --duration $DURATION $*"
-  taskset -c "$LOAD_CPUS" "$bin" bench --label "$label" --duration "$DURATION" --warmup "$WARMUP" $FLAGS --json "$@" >"$file" ||
-    { echo "=== $label: FAILED"; status=1; }
+  if ! taskset -c "$LOAD_CPUS" "$bin" bench --label "$label" --duration "$DURATION" --warmup "$WARMUP" $FLAGS --json "$@" >"$file"; then
+    case "$label" in
+      # The peer's own failures (goaws breaks FIFO order in batches) are
+      # marked in the table, not failures of this run.
+      goaws/*) echo "=== $label: checks failed (goaws's)" ;;
+      *) echo "=== $label: FAILED"; status=1 ;;
+    esac
+  fi
   [ -s "$file" ] || rm -f "$file"
 }
 checkpoint() { psql -q -X "$pg" -c CHECKPOINT >/dev/null; }
