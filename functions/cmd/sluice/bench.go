@@ -238,10 +238,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 	if f.asJSON {
 		bench.WriteText(stderr, res)
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			fmt.Fprintf(stderr, "sluice bench: %v\n", err)
+		if !writeResultJSON(stdout, stderr, res) {
 			return 1
 		}
 	} else {
@@ -302,10 +299,7 @@ func sqlQueueCmd(ctx context.Context, f *benchFlags, stdout, stderr io.Writer) i
 	res := &bench.Result{Label: c.Label, Store: "sql-queue", FIFO: c.FIFO, Batch: c.Batch, Producers: c.Producers, Consumers: c.Consumers,
 		Size: c.Size, WarmupSec: c.Warmup.Seconds(), WindowSec: c.Duration.Seconds(), Baseline: bl}
 	if f.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			fmt.Fprintf(stderr, "sluice bench: %v\n", err)
+		if !writeResultJSON(stdout, stderr, res) {
 			return 1
 		}
 	} else {
@@ -315,4 +309,16 @@ func sqlQueueCmd(ctx context.Context, f *benchFlags, stdout, stderr io.Writer) i
 		return 1
 	}
 	return 0
+}
+
+// writeResultJSON prints res as indented JSON; false (said on stderr) when
+// it could not.
+func writeResultJSON(stdout, stderr io.Writer, res *bench.Result) bool {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
+		fmt.Fprintf(stderr, "sluice bench: %v\n", err)
+		return false
+	}
+	return true
 }
