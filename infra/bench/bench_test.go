@@ -447,3 +447,37 @@ func TestShapingConfig(t *testing.T) {
 		t.Errorf("Batch alone: fill %d, %v; want 10", c.BatchFill, err)
 	}
 }
+
+// Measured, the SQL queue reports the database's work over its window: its
+// three autocommit statements a lifecycle are about three commits, its
+// 1 KiB bodies at least as many WAL bytes, and the cluster's CPU.
+func TestBaselineMeasured(t *testing.T) {
+	dsn := databaseURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := RunBaseline(ctx, BaselineConfig{DSN: dsn, Workers: 2, Batch: 1,
+		Warmup: 500 * time.Millisecond, Duration: 4 * time.Second, Payload: 1024, Measure: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.PG == nil || res.CPU == nil {
+		t.Fatalf("not measured: pg %+v, cpu %+v", res.PG, res.CPU)
+	}
+	n := float64(res.Messages)
+	p, ok := PerLifecycleOf(&Result{Baseline: res})
+	t.Logf("%d lifecycles: %+v", res.Messages, p)
+	if !ok || n == 0 {
+		t.Fatal("no lifecycles")
+	}
+	// pg_stat_database lags each backend by up to a second at both ends
+	// of the window: a wide margin.
+	if p.Commits < 2 || p.Commits > 4.5 {
+		t.Errorf("%.2f commits a lifecycle, want about 3", p.Commits)
+	}
+	if p.WALBytes < 1024 {
+		t.Errorf("%.0f WAL bytes a lifecycle, want at least the 1 KiB body", p.WALBytes)
+	}
+	if p.PGUS <= 0 {
+		t.Errorf("no PostgreSQL CPU: %+v", res.CPU.Others)
+	}
+}
