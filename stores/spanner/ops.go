@@ -441,8 +441,12 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 		return fmt.Errorf("%w: %w", docstore.ErrExists, err)
 	case !reachedCommit && ctx.Err() == nil && transient(err):
 		return fmt.Errorf("%w: %w", docstore.ErrUnavailable, err)
+	case reachedCommit && (transient(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
+		// The commit was sent and its answer lost: it may have committed.
+		// The client does not send it again (its retries of Commit are for
+		// Unavailable before Spanner took the request), nor does this.
+		return fmt.Errorf("%w: %w", docstore.ErrOutcomeUnknown, err)
 	default:
-		// Including a commit whose outcome is unknown.
 		return fmt.Errorf("spanner: transaction: %w", err)
 	}
 }
