@@ -7,12 +7,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/sluicehq/sluice/infra/bench"
+	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/registry"
 )
 
 const benchUsage = `sluice bench: drive send → receive → delete lifecycles through the SQS API
@@ -51,6 +54,10 @@ Flags:
   --baseline DSN      also measure a pure-SQL queue (pgmq-shaped: send, read with SKIP LOCKED,
                       delete; three commits) at DSN with max(producers, consumers) workers,
                       batches of 10 with --batch, and print the ratio
+  --storage STORE     also open STORE (the server's store URL; one whose backend sizes
+                      storage: spanner://) in this process and report the bytes the
+                      queue's rows and index entries hold at the window's end, per
+                      resident message
   --label NAME        name of the run in reports
   --json              print the result as JSON on stdout (the text report goes to stderr)
 
@@ -64,6 +71,7 @@ type benchFlags struct {
 	serverBin string
 	ceiling   string
 	baseline  string
+	storage   string
 	asJSON    bool
 	table     bool
 }
@@ -94,6 +102,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.DurationVar(&c.Drain, "drain", 60*time.Second, "drain deadline")
 	fs.StringVar(&f.ceiling, "ceiling", "", "PostgreSQL DSN for the ceiling")
 	fs.StringVar(&f.baseline, "baseline", "", "PostgreSQL DSN for the SQL queue baseline")
+	fs.StringVar(&f.storage, "storage", "", "store URL to read stored bytes from")
 	fs.StringVar(&c.Label, "label", "", "run name")
 	fs.BoolVar(&f.asJSON, "json", false, "JSON on stdout")
 	fs.BoolVar(&f.table, "table", false, "print a table of JSON results")
@@ -164,6 +173,14 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		srv = nil
 	}
 	defer stopServer(nil)
+	if f.storage != "" {
+		closeStore, err := storedBytes(ctx, f.storage, c)
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice bench: --storage: %v\n", err)
+			return 1
+		}
+		defer closeStore()
+	}
 
 	res, err := bench.Run(ctx, *c)
 	if err != nil {
@@ -253,4 +270,26 @@ func benchTable(files []string, stdout, stderr io.Writer) int {
 	}
 	bench.WriteTable(stdout, results)
 	return 0
+}
+
+// storedBytes opens the store at url and sets c.StoredBytes to read what a
+// queue holds in it (stores.StorageSizer); the returned func closes it.
+func storedBytes(ctx context.Context, url string, c *bench.Config) (func(), error) {
+	st, err := registry.Open(ctx, url, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, err
+	}
+	sizer, ok := st.(stores.StorageSizer)
+	if !ok {
+		_ = st.Close()
+		return nil, fmt.Errorf("the %T store does not size what it stores", st)
+	}
+	c.StoredBytes = func(ctx context.Context, queue string) (int64, error) {
+		q, err := st.QueueGet(ctx, &stores.QueueGetParams{Name: queue})
+		if err != nil {
+			return 0, err
+		}
+		return sizer.QueueStoredBytes(ctx, q.Name, q.ID)
+	}
+	return func() { _ = st.Close() }, nil
 }
