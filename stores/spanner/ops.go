@@ -470,8 +470,9 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 		return fmt.Errorf("%w: %w", docstore.ErrUnavailable, err)
 	case reachedCommit && (transient(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
 		// The commit was sent and its answer lost: it may have committed.
-		// The client does not send it again (its retries of Commit are for
-		// Unavailable before Spanner took the request), nor does this.
+		// Neither the client (it resends a Commit only on Unavailable, with
+		// the same transaction id, which Spanner commits at most once) nor
+		// this runs it again.
 		return fmt.Errorf("%w: %w", docstore.ErrOutcomeUnknown, err)
 	default:
 		return fmt.Errorf("spanner: transaction: %w", err)
