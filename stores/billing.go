@@ -12,7 +12,9 @@ type BilledOps struct {
 	Reads, Writes, Deletes int64
 	// Bytes is the billed volume, for a backend that bills by it rather
 	// than per operation (Pub/Sub: the bytes of each publish and pull,
-	// at least 1,000 a request); not part of Total.
+	// at least 1,000 a request; Spanner, which bills storage by size: the
+	// bytes its committed writes stored, rows and index entries); not
+	// part of Total.
 	Bytes int64
 	// Retries are transaction attempts that conflicted with another and
 	// ran again: not billed themselves (their reads are, in Reads), but
@@ -32,6 +34,14 @@ func (o BilledOps) Total() int64 { return o.Reads + o.Writes + o.Deletes }
 // also counted there, call by call.
 type Biller interface {
 	BilledOps() BilledOps
+}
+
+// StorageSizer is what a store whose backend bills storage by size
+// offers: the bytes a queue's documents and their index entries hold now,
+// by the backend's sizing rules. It reads the whole queue: a measurement,
+// not something to serve requests from.
+type StorageSizer interface {
+	QueueStoredBytes(ctx context.Context, name, id string) (int64, error)
 }
 
 // Tally counts the billed operations of the calls made with its context

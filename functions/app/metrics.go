@@ -89,7 +89,7 @@ func newMetrics(b Build) *metrics {
 		}, []string{"operation"}),
 		storeBilled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_store_billed_operations_total",
-			Help: "Operations the store's backend bills or sizes by (Firestore: document reads, writes and deletes; Spanner: rows read as read, mutations as write, and read-write and read-only transactions as rw_txn and ro_txn), by store operation and kind (read, write, delete, rw_txn, ro_txn). Only stores whose backend counts them.",
+			Help: "Operations the store's backend bills or sizes by (Firestore: document reads, writes and deletes; Spanner: rows read as read, mutations as write, read-write and read-only transactions as rw_txn and ro_txn, and the bytes committed writes stored, rows and index entries, as bytes), by store operation and kind (read, write, delete, rw_txn, ro_txn, bytes). Only stores whose backend counts them.",
 		}, []string{"operation", "kind"}),
 		storeRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_store_transaction_retries_total",

@@ -38,7 +38,7 @@ func (t *meteredStore) done(op string, start time.Time, tally *stores.Tally, err
 	}
 	if tally != nil {
 		o := tally.Ops()
-		for kind, n := range map[string]int64{"read": o.Reads, "write": o.Writes, "delete": o.Deletes, "rw_txn": o.ReadWrite, "ro_txn": o.ReadOnly} {
+		for kind, n := range map[string]int64{"read": o.Reads, "write": o.Writes, "delete": o.Deletes, "rw_txn": o.ReadWrite, "ro_txn": o.ReadOnly, "bytes": o.Bytes} {
 			if n > 0 {
 				t.m.storeBilled.WithLabelValues(op, kind).Add(float64(n))
 			}

@@ -95,6 +95,11 @@ type Config struct {
 	// Protocol is the wire protocol: "json" (AWS JSON 1.0, the default) or
 	// "query" (the older Query protocol, through queryTransport in query.go).
 	Protocol string
+	// StoredBytes, when set, reads what the named queue holds in the
+	// store's backend (stores.StorageSizer): read once the queue exists
+	// and again at the end of the window, beside its messages, for the
+	// bytes a resident message costs.
+	StoredBytes func(ctx context.Context, queue string) (int64, error)
 	// HTTPClient overrides the tuned default transport.
 	HTTPClient *http.Client
 	Label      string
@@ -289,8 +294,23 @@ type Result struct {
 	Baseline    *BaselineResult `json:"baseline,omitempty"`
 	Billed      *BilledStats    `json:"billed,omitempty"`
 	Counters    *ServerCounters `json:"counters,omitempty"` // the server's /metrics over the window
+	Stored      *StoredStats    `json:"stored,omitempty"`
 	Interrupted bool            `json:"interrupted,omitempty"`
 	QueueKept   string          `json:"queue_kept,omitempty"` // why the queue could not be deleted
+}
+
+// StoredStats are what the queue held in the store's backend (Config.
+// StoredBytes): just created, and at the end of the measured window with
+// Messages resident (visible, in flight and delayed, as the queue's
+// attributes count them). PerMessage is the growth per resident message,
+// with what the messages leave behind beside them (deduplication markers,
+// group records).
+type StoredStats struct {
+	EmptyBytes int64   `json:"empty_bytes"`
+	Bytes      int64   `json:"bytes"`
+	Messages   int64   `json:"messages"`
+	PerMessage float64 `json:"per_message"`
+	Error      string  `json:"error,omitempty"`
 }
 
 // Checks are the correctness checks of a run.
@@ -349,7 +369,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("creating queue %s at %s: %w", name, cfg.Endpoint, err)
 	}
 	r.queueURL = aws.ToString(out.QueueUrl)
+	r.queueName = name
 	fmt.Fprintf(r.log, "bench: queue %s; %s warm-up, %s measured\n", r.queueURL, cfg.Warmup, cfg.Duration)
+	if cfg.StoredBytes != nil {
+		r.stored = &StoredStats{}
+		if r.stored.EmptyBytes, err = cfg.StoredBytes(ctx, name); err != nil {
+			r.stored.Error = err.Error()
+		}
+	}
 
 	res := r.run(ctx)
 	res.Queue = name
@@ -386,6 +413,9 @@ type runner struct {
 	queueURL string
 	id       string
 	log      io.Writer
+	// queueName and stored: Config.StoredBytes's queue and readings.
+	queueName string
+	stored    *StoredStats
 
 	base                       time.Time
 	warmEnd, measureEnd, drain time.Time
@@ -459,6 +489,16 @@ func (r *runner) run(ctx context.Context) *Result {
 		}
 		b, _ := scrapeBilled(ctx, cfg.Endpoint)
 		billedDone <- billedPair{a, b}
+	}()
+
+	// What the queue holds at the end of the window.
+	storedDone := make(chan struct{})
+	go func() {
+		defer close(storedDone)
+		if r.stored == nil || r.stored.Error != "" || !sleepUntil(ctx, r.measureEnd) {
+			return
+		}
+		r.sampleStored(ctx)
 	}()
 
 	// CPU use (and PostgreSQL's work) over the window.
@@ -538,7 +578,35 @@ func (r *runner) run(ctx context.Context) *Result {
 	}
 	w := <-winDone
 	res.CPU, res.PG = w.CPU, w.PG
+	<-storedDone
+	res.Stored = r.stored
 	return res
+}
+
+// sampleStored reads the queue's stored bytes and its resident messages.
+func (r *runner) sampleStored(ctx context.Context) {
+	st := r.stored
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	var err error
+	if st.Bytes, err = r.cfg.StoredBytes(ctx, r.queueName); err != nil {
+		st.Error = err.Error()
+		return
+	}
+	out, err := r.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(r.queueURL),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages,
+			types.QueueAttributeNameApproximateNumberOfMessagesNotVisible, types.QueueAttributeNameApproximateNumberOfMessagesDelayed}})
+	if err != nil {
+		st.Error = err.Error()
+		return
+	}
+	for _, v := range out.Attributes {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		st.Messages += n
+	}
+	if st.Messages > 0 {
+		st.PerMessage = float64(st.Bytes-st.EmptyBytes) / float64(st.Messages)
+	}
 }
 
 // groupsOf returns the message groups producer p sends to: with at least as

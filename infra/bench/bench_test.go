@@ -481,3 +481,37 @@ func TestBaselineMeasured(t *testing.T) {
 		t.Errorf("no PostgreSQL CPU: %+v", res.CPU.Others)
 	}
 }
+
+// Config.StoredBytes is read for the run's queue once it exists and at the
+// end of the window, and reported per resident message.
+func TestStoredBytes(t *testing.T) {
+	srv := newServer(t)
+	var mu sync.Mutex
+	var calls []string
+	sizes := []int64{1000, 3000}
+	res, err := Run(context.Background(), Config{Endpoint: srv.URL, Producers: 1, Consumers: 1, Duration: 300 * time.Millisecond,
+		StoredBytes: func(ctx context.Context, queue string) (int64, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			calls = append(calls, queue)
+			return sizes[min(len(calls), 2)-1], nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 2 || calls[0] != res.Queue || calls[1] != res.Queue {
+		t.Fatalf("StoredBytes called for %v, want twice for %s", calls, res.Queue)
+	}
+	s := res.Stored
+	if s == nil || s.Error != "" || s.EmptyBytes != 1000 || s.Bytes != 3000 {
+		t.Fatalf("Stored = %+v, want 1000 then 3000 bytes", s)
+	}
+	if s.Messages > 0 && s.PerMessage != 2000/float64(s.Messages) || s.Messages == 0 && s.PerMessage != 0 {
+		t.Errorf("PerMessage %v for %d messages, want 2000 bytes over them", s.PerMessage, s.Messages)
+	}
+	var out bytes.Buffer
+	WriteText(&out, res)
+	if !strings.Contains(out.String(), "stored      3000 bytes at the window's end") {
+		t.Errorf("report without the stored bytes:\n%s", out.String())
+	}
+}

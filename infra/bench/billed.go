@@ -163,9 +163,9 @@ func countersBetween(a, b *billedScrape) *ServerCounters {
 	return c
 }
 
-// txnKind are the kinds that count transactions (Spanner's), not billed
-// operations: outside Total.
-var txnKind = map[string]bool{"rw_txn": true, "ro_txn": true}
+// notOps are the kinds that count transactions and bytes stored
+// (Spanner's), not billed operations: outside Total.
+var notOps = map[string]bool{"rw_txn": true, "ro_txn": true, "bytes": true}
 
 // billedBetween is b - a, with totals per lifecycle.
 func billedBetween(a, b *billedScrape, lifecycles int64) *BilledStats {
@@ -196,7 +196,7 @@ func billedBetween(a, b *billedScrape, lifecycles int64) *BilledStats {
 				st.ByOperation[op] = map[string]int64{}
 			}
 			st.ByOperation[op][kind] = d
-			if !txnKind[kind] {
+			if !notOps[kind] {
 				st.Total += d
 			}
 		}
@@ -230,9 +230,15 @@ func billedText(st *BilledStats, lifecycles int64) string {
 		if k["rw_txn"]+k["ro_txn"] > 0 {
 			fmt.Fprintf(&b, "  rw txns %.2f  ro txns %.2f", per(k["rw_txn"]), per(k["ro_txn"]))
 		}
+		if k["bytes"] > 0 {
+			fmt.Fprintf(&b, "  bytes stored %.0f", per(k["bytes"]))
+		}
 		if c := st.Calls[op]; c > 0 {
 			fmt.Fprintf(&b, "; per call (%d): reads %.2f  writes %.2f  deletes %.2f",
 				c, float64(k["read"])/float64(c), float64(k["write"])/float64(c), float64(k["delete"])/float64(c))
+			if k["bytes"] > 0 {
+				fmt.Fprintf(&b, "  bytes stored %.0f", float64(k["bytes"])/float64(c))
+			}
 		}
 		b.WriteString("\n")
 	}

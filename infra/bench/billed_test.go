@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -58,5 +59,22 @@ sluice_wake_billed_bytes_total ` + wakeBytes + `
 	}
 	if billedBetween(a, b, 100) != nil {
 		t.Error("billed stats from a store that does not bill")
+	}
+}
+
+// Spanner's transactions and stored bytes are shown per lifecycle and per
+// call but are not billed operations: Total leaves them out.
+func TestBilledBytesOutsideTotal(t *testing.T) {
+	a := &billedScrape{billed: map[string]map[string]int64{}, calls: map[string]int64{}}
+	b := &billedScrape{billed: map[string]map[string]int64{
+		"MessageSend": {"read": 10, "write": 340, "rw_txn": 10, "bytes": 27190},
+	}, calls: map[string]int64{"MessageSend": 10}}
+	st := billedBetween(a, b, 10)
+	if st.Total != 350 || st.ByOperation["MessageSend"]["bytes"] != 27190 {
+		t.Fatalf("Total %d, by operation %v; want 350 and the bytes kept apart", st.Total, st.ByOperation)
+	}
+	text := billedText(st, 10)
+	if !strings.Contains(text, "bytes stored 2719; per call") || !strings.Contains(text, "bytes stored 2719\n") {
+		t.Errorf("billedText = %q, want the bytes stored per lifecycle and per call", text)
 	}
 }

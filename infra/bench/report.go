@@ -75,6 +75,14 @@ func WriteText(w io.Writer, r *Result) {
 	if r.Billed != nil {
 		fmt.Fprint(w, billedText(r.Billed, r.Lifecycles))
 	}
+	if s := r.Stored; s != nil {
+		if s.Error != "" {
+			fmt.Fprintf(w, "  stored      (could not read: %s)\n", s.Error)
+		} else {
+			fmt.Fprintf(w, "  stored      %d bytes at the window's end, %d messages resident: %.0f bytes per message (the empty queue %d)\n",
+				s.Bytes, s.Messages, s.PerMessage, s.EmptyBytes)
+		}
+	}
 	fmt.Fprintf(w, "  errors      %d", r.Errors)
 	for _, a := range slices.Sorted(maps.Keys(r.ErrorsByAction)) {
 		fmt.Fprintf(w, " [%s %d]", a, r.ErrorsByAction[a])

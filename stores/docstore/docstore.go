@@ -151,6 +151,11 @@ var (
 	ErrExists = errors.New("docstore: a created document exists")
 	// ErrUnavailable: the backend cannot be reached now; nothing committed.
 	ErrUnavailable = errors.New("docstore: backend unavailable")
+	// ErrOutcomeUnknown: a transaction's commit was sent and no answer
+	// came back (a deadline or a lost connection during the commit); it
+	// may have committed. fn is not run again: a caller that retries finds
+	// the first attempt's durable markers (deduplication, attempt ids).
+	ErrOutcomeUnknown = errors.New("docstore: commit outcome unknown")
 )
 
 // Micro rounds a time the way documents keep it: to the microsecond, UTC.

@@ -235,7 +235,7 @@ func (d *Docs) Limits() docstore.Limits {
 
 // billed counts what Spanner's work is measured in (see Billed).
 type billed struct {
-	rw, ro, rowsRead, mutations, retries atomic.Int64
+	rw, ro, rowsRead, mutations, retries, bytes atomic.Int64
 }
 
 // Billed is the work this backend asked of Spanner since OpenDocs.
@@ -253,25 +253,31 @@ type billed struct {
 //     one per row deleted, and per secondary index entry written its
 //     columns and key, or one per entry deleted;
 //   - Retries: attempts of read-write transactions that Spanner aborted
-//     (a conflict) and that ran again.
+//     (a conflict) and that ran again;
+//   - Bytes: what committed writes stored, rows and index entries, by
+//     Spanner's storage sizes (8 bytes a value plus the value's own: see
+//     cellBytes); a row replaced counts its new size, a deletion nothing.
+//     Storage is billed by what stays (StoredBytes), this is its flow.
 type Billed struct {
-	ReadWrite, ReadOnly, RowsRead, Mutations, Retries int64
+	ReadWrite, ReadOnly, RowsRead, Mutations, Retries, Bytes int64
 }
 
 // Billed returns the counts since OpenDocs.
 func (d *Docs) Billed() Billed {
 	return Billed{ReadWrite: d.bill.rw.Load(), ReadOnly: d.bill.ro.Load(), RowsRead: d.bill.rowsRead.Load(),
-		Mutations: d.bill.mutations.Load(), Retries: d.bill.retries.Load()}
+		Mutations: d.bill.mutations.Load(), Retries: d.bill.retries.Load(), Bytes: d.bill.bytes.Load()}
 }
 
 // count adds b to the totals and to ctx's tally (stores.WithTally), as the
-// seam's operations: rows read are Reads, mutations Writes.
+// seam's operations: rows read are Reads, mutations Writes, bytes stored
+// Bytes.
 func (d *Docs) count(ctx context.Context, b Billed) {
 	d.bill.rw.Add(b.ReadWrite)
 	d.bill.ro.Add(b.ReadOnly)
 	d.bill.rowsRead.Add(b.RowsRead)
 	d.bill.mutations.Add(b.Mutations)
 	d.bill.retries.Add(b.Retries)
+	d.bill.bytes.Add(b.Bytes)
 	stores.TallyOf(ctx).Add(stores.BilledOps{Reads: b.RowsRead, Writes: b.Mutations, Retries: b.Retries,
-		ReadWrite: b.ReadWrite, ReadOnly: b.ReadOnly})
+		ReadWrite: b.ReadWrite, ReadOnly: b.ReadOnly, Bytes: b.Bytes})
 }

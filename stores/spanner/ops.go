@@ -370,6 +370,33 @@ func (d *Docs) aggregate(ctx context.Context, q docstore.Query, sum string) (n, 
 	return n, s, nil
 }
 
+// StoredBytes is what the rows q matches hold, with their index entries,
+// by Spanner's storage sizes (the rule Billed.Bytes counts writes by):
+// one strong read of q's collection, which must be a declared one, q
+// without Limit or StartAfter. It reads every matching row.
+func (d *Docs) StoredBytes(ctx context.Context, q docstore.Query) (int64, error) {
+	if q.Limit != 0 || q.StartAfter != "" {
+		return 0, errors.New("spanner: StoredBytes takes no Limit or StartAfter")
+	}
+	t := d.tables[q.Collection]
+	if t == nil {
+		return 0, fmt.Errorf("spanner: StoredBytes of %q, not a declared collection", q.Collection)
+	}
+	st, ok, err := t.sql(q, "COUNT(*), IFNULL(SUM("+t.sizeSQL()+"), 0)", false, "")
+	if err != nil || !ok {
+		return 0, err
+	}
+	var n, size int64
+	err = d.read(ctx, false, func(ctx context.Context, r reader) error {
+		return r.Query(ctx, st).Do(func(row *sp.Row) error { return row.Columns(&n, &size) })
+	})
+	if err != nil {
+		return 0, readErr(ctx, err)
+	}
+	d.count(ctx, Billed{ReadOnly: 1, RowsRead: n})
+	return size, nil
+}
+
 // inTxKey marks the context of fn in RunTx.
 type inTxKey struct{}
 
@@ -424,7 +451,7 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 		if m == 0 {
 			m = last.mutations
 		}
-		d.count(ctx, Billed{ReadWrite: 1, Mutations: m})
+		d.count(ctx, Billed{ReadWrite: 1, Mutations: m, Bytes: last.bytes})
 		return nil
 	}
 	switch {
@@ -441,8 +468,13 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 		return fmt.Errorf("%w: %w", docstore.ErrExists, err)
 	case !reachedCommit && ctx.Err() == nil && transient(err):
 		return fmt.Errorf("%w: %w", docstore.ErrUnavailable, err)
+	case reachedCommit && (transient(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
+		// The commit was sent and its answer lost: it may have committed.
+		// Neither the client (it resends a Commit only on Unavailable, with
+		// the same transaction id, which Spanner commits at most once) nor
+		// this runs it again.
+		return fmt.Errorf("%w: %w", docstore.ErrOutcomeUnknown, err)
 	default:
-		// Including a commit whose outcome is unknown.
 		return fmt.Errorf("spanner: transaction: %w", err)
 	}
 }
@@ -458,6 +490,8 @@ type tx struct {
 	// mutations is this attempt's own count of Spanner mutations, by
 	// Spanner's rule, used when the commit reports none (the emulator).
 	mutations int64
+	// bytes is what this attempt's writes store (see cellBytes).
+	bytes int64
 }
 
 func (x *tx) Get(ctx context.Context, keys ...docstore.Key) ([]*docstore.Doc, error) {
@@ -499,6 +533,7 @@ func (x *tx) put(key docstore.Key, f docstore.Fields, create bool) error {
 			return err
 		}
 		x.mutations += t.putMutations()
+		x.bytes += t.putBytes(key.ID, f)
 	} else {
 		b, err := encodeFields(f)
 		if err != nil {
@@ -511,6 +546,7 @@ func (x *tx) put(key docstore.Key, f docstore.Fields, create bool) error {
 			m = sp.Replace(schemaless, cols, vals)
 		}
 		x.mutations += 3
+		x.bytes += cellBytes(key.Collection) + cellBytes(key.ID) + cellBytes(b)
 	}
 	x.muts = append(x.muts, m)
 	x.wrote = true

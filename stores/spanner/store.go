@@ -30,10 +30,30 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 // BilledOps is the work the store asked of Spanner since it opened
 // (stores.Biller): rows read as Reads, mutations as Writes, commit
-// retries, and the read-write and read-only transactions (see Billed).
+// retries, the read-write and read-only transactions, and the bytes
+// committed writes stored as Bytes (see Billed).
 func (s *Store) BilledOps() stores.BilledOps {
 	b := s.docs.Billed()
-	return stores.BilledOps{Reads: b.RowsRead, Writes: b.Mutations, Retries: b.Retries, ReadWrite: b.ReadWrite, ReadOnly: b.ReadOnly}
+	return stores.BilledOps{Reads: b.RowsRead, Writes: b.Mutations, Retries: b.Retries, ReadWrite: b.ReadWrite, ReadOnly: b.ReadOnly,
+		Bytes: b.Bytes}
+}
+
+var _ stores.StorageSizer = (*Store)(nil)
+
+// QueueStoredBytes is what the queue's rows (its record, groups, messages,
+// chunks, deduplication markers, receive attempts and counters) hold with
+// their index entries, by Spanner's storage sizes (Docs.StoredBytes): a
+// strong read per table, of every row of the queue.
+func (s *Store) QueueStoredBytes(ctx context.Context, name, id string) (int64, error) {
+	var total int64
+	for _, q := range orderedbatch.QueueFootprint(name, id) {
+		n, err := s.docs.StoredBytes(ctx, q)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // ParseTarget reads the part of a spanner:// URL after the scheme:

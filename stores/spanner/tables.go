@@ -107,6 +107,72 @@ func (t *table) putMutations() int64 {
 	return n
 }
 
+// cellBytes is what Spanner stores for a value, by its "storage size for
+// data types": 8 bytes for every value, and 1 more for a BOOL, 8 for an
+// INT64, 12 for a TIMESTAMP, a STRING's UTF-8 bytes or a BYTES' bytes. A
+// NULL (nil) counts nothing: the sizes are of values.
+func cellBytes(v any) int64 {
+	switch x := v.(type) {
+	case bool:
+		return 8 + 1
+	case int64:
+		return 8 + 8
+	case time.Time:
+		return 8 + 12
+	case string:
+		return 8 + int64(len(x))
+	case []byte:
+		return 8 + int64(len(x))
+	}
+	return 0
+}
+
+// putBytes is what writing a row stores: its key and values, and for
+// each secondary index an entry of the indexed values and the key (the
+// indexes are not NULL_FILTERED: every row has an entry in each).
+func (t *table) putBytes(id string, f docstore.Fields) int64 {
+	key := cellBytes(id)
+	n := key
+	for _, c := range t.cols {
+		n += cellBytes(f[c.Name])
+	}
+	for _, ix := range t.indexes {
+		n += key
+		for _, c := range ix.Fields {
+			n += cellBytes(f[c.Field])
+		}
+	}
+	return n
+}
+
+// sizeSQL is putBytes as a SQL expression over a row of t, for summing
+// what rows hold.
+func (t *table) sizeSQL() string {
+	cell := func(name string) string {
+		switch t.types[name] {
+		case docstore.Bool:
+			return "IF(" + quote(name) + " IS NULL, 0, 9)"
+		case docstore.Int64:
+			return "IF(" + quote(name) + " IS NULL, 0, 16)"
+		case docstore.Time:
+			return "IF(" + quote(name) + " IS NULL, 0, 20)"
+		}
+		return "IFNULL(8 + BYTE_LENGTH(" + quote(name) + "), 0)"
+	}
+	key := "(8 + BYTE_LENGTH(" + keyCol + "))"
+	parts := []string{key}
+	for _, c := range t.cols {
+		parts = append(parts, cell(c.Name))
+	}
+	for _, ix := range t.indexes {
+		parts = append(parts, key)
+		for _, c := range ix.Fields {
+			parts = append(parts, cell(c.Field))
+		}
+	}
+	return strings.Join(parts, " + ")
+}
+
 // deleteMutations counts a row's deletion: one for the row, one for each
 // index entry it removes.
 func (t *table) deleteMutations() int64 { return 1 + int64(len(t.indexes)) }

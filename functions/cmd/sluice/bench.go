@@ -7,12 +7,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/sluicehq/sluice/infra/bench"
+	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/registry"
 )
 
 const benchUsage = `sluice bench: drive send → receive → delete lifecycles through the SQS API
@@ -61,6 +64,10 @@ Flags:
                       over the results of one label, and their ratios to the yardsticks
   --protocol P        json (AWS JSON 1.0, default) or query (the Query protocol: form POSTs, XML
                       answers, for servers that speak only Query)
+  --storage STORE     also open STORE (the server's store URL; one whose backend sizes
+                      storage: spanner://) in this process and report the bytes the
+                      queue's rows and index entries hold at the window's end, per
+                      resident message
   --label NAME        name of the run in reports
   --json              print the result as JSON on stdout (the text report goes to stderr)
 
@@ -77,6 +84,7 @@ type benchFlags struct {
 	sqlQueue  string
 	cpus      string
 	lifecycle bool
+	storage   string
 	asJSON    bool
 	table     bool
 }
@@ -112,6 +120,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&f.cpus, "server-cpus", "", "taskset CPU list for the --spawn server")
 	fs.BoolVar(&f.lifecycle, "lifecycle-table", false, "print the per-lifecycle table of JSON results")
 	fs.StringVar(&c.Protocol, "protocol", "json", "wire protocol: json or query")
+	fs.StringVar(&f.storage, "storage", "", "store URL to read stored bytes from")
 	fs.StringVar(&c.Label, "label", "", "run name")
 	fs.BoolVar(&f.asJSON, "json", false, "JSON on stdout")
 	fs.BoolVar(&f.table, "table", false, "print a table of JSON results")
@@ -185,6 +194,14 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		srv = nil
 	}
 	defer stopServer(nil)
+	if f.storage != "" {
+		closeStore, err := storedBytes(ctx, f.storage, c)
+		if err != nil {
+			fmt.Fprintf(stderr, "sluice bench: --storage: %v\n", err)
+			return 1
+		}
+		defer closeStore()
+	}
 
 	res, err := bench.Run(ctx, *c)
 	if err != nil {
@@ -321,4 +338,26 @@ func writeResultJSON(stdout, stderr io.Writer, res *bench.Result) bool {
 		return false
 	}
 	return true
+}
+
+// storedBytes opens the store at url and sets c.StoredBytes to read what a
+// queue holds in it (stores.StorageSizer); the returned func closes it.
+func storedBytes(ctx context.Context, url string, c *bench.Config) (func(), error) {
+	st, err := registry.Open(ctx, url, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, err
+	}
+	sizer, ok := st.(stores.StorageSizer)
+	if !ok {
+		_ = st.Close()
+		return nil, fmt.Errorf("the %T store does not size what it stores", st)
+	}
+	c.StoredBytes = func(ctx context.Context, queue string) (int64, error) {
+		q, err := st.QueueGet(ctx, &stores.QueueGetParams{Name: queue})
+		if err != nil {
+			return 0, err
+		}
+		return sizer.QueueStoredBytes(ctx, q.Name, q.ID)
+	}
+	return func() { _ = st.Close() }, nil
 }
