@@ -16,6 +16,9 @@
 #                      from the Go module proxy, a schema-only stand-in for
 #                      the google and aws providers (infra/terraform/run.sh)
 #   make fuzz          every Fuzz target for FUZZTIME each (default 10s)
+#   make bench         the load matrix; make bench-lifecycle the work per
+#                      lifecycle on pinned cores; make bench-wakeups; make cost
+#                      (none of them part of make test)
 #   make run           build, then serve (ARGS="--addr 127.0.0.1:9324 --store mem://")
 #   make clean         remove bin/ (distclean: also the JS suite's node_modules)
 #
