@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -142,7 +141,8 @@ func WriteLifecycleTable(w io.Writer, results []*Result) {
 		systems[sys] = true
 	}
 	order := []string{"mem", "mem-query", "goaws", "embedded", "postgres", "sql-queue"}
-	var names []string
+	// The known systems in their order, then any others by name.
+	var names, others []string
 	for _, s := range order {
 		if systems[s] {
 			names = append(names, s)
@@ -150,10 +150,11 @@ func WriteLifecycleTable(w io.Writer, results []*Result) {
 	}
 	for s := range systems {
 		if !slices.Contains(order, s) {
-			names = append(names, s)
+			others = append(others, s)
 		}
 	}
-	slices.SortStableFunc(names[len(names)-countNotIn(names, order):], cmp.Compare[string])
+	slices.Sort(others)
+	names = append(names, others...)
 
 	cell := func(sys, wl string) *lifecycleCell {
 		if sys == "sql-queue" {
@@ -261,14 +262,4 @@ func WriteLifecycleTable(w io.Writer, results []*Result) {
 	if len(pick) > 0 {
 		fmt.Fprintf(w, "\nlong-poll pickup p99 at half the FIFO peak, target ≤ 5 ms: %s\n", strings.Join(pick, ", "))
 	}
-}
-
-func countNotIn(names, order []string) int {
-	n := 0
-	for _, s := range names {
-		if !slices.Contains(order, s) {
-			n++
-		}
-	}
-	return n
 }
