@@ -18,6 +18,7 @@ var landedMigrations = map[int]string{
 	5: "64f711ad49304aa3290c4d781b951e13e4ed3b3cd2ec8f6fda9991779beed86e",
 	6: "dc6becb6a41f918988168f631be0af2d28f22444e0bf375e1adfcc1c234e77b0",
 	7: "b5989db8162d5a09649cc216e908b2370ea42c0294479dbfe1a580847eaa3340",
+	8: "b014af7f8408b513ac3728216f1fda58de0881bf3bdc53305f99ab83191d36dc",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {
