@@ -19,6 +19,7 @@ var landedMigrations = map[int]string{
 	6: "dc6becb6a41f918988168f631be0af2d28f22444e0bf375e1adfcc1c234e77b0",
 	7: "b5989db8162d5a09649cc216e908b2370ea42c0294479dbfe1a580847eaa3340",
 	8: "b014af7f8408b513ac3728216f1fda58de0881bf3bdc53305f99ab83191d36dc",
+	9: "a91f568c6470bed6a7a61718c40b89b499a0f7f82c7c481de68e914351f2a43a",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {
