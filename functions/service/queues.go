@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/stores"
 )
@@ -193,7 +191,7 @@ func (s *Service) CreateQueue(ctx context.Context, in *contract.CreateQueueInput
 	cfg := contract.ParseQueueConfig(attrs)
 	res, err := s.store.QueueCreate(ctx, &stores.QueueCreateParams{
 		Queue: &stores.Queue{
-			Name: name, ID: uuid.NewString(), FIFO: fifo, Attributes: attrs, Tags: in.Tags,
+			Name: name, ID: newQueueID(), FIFO: fifo, Attributes: attrs, Tags: in.Tags,
 			Retention: time.Duration(cfg.RetentionSeconds) * time.Second,
 		},
 		RecreateCooldown: s.cooldown(contract.QueueRecreateCooldown),

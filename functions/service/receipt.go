@@ -2,6 +2,7 @@ package service
 
 import (
 	"crypto/rand"
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"strings"
@@ -52,6 +53,20 @@ func decodeReceipt(h string) (receipt, bool) {
 		return receipt{}, false
 	}
 	return receipt{QueueID: parts[1], MessageID: parts[2], Token: parts[3], Locator: parts[4]}, true
+}
+
+// newQueueID names a new queue incarnation: 80 random bits in 16
+// lowercase base32 characters. Stores key every message, group, marker and
+// index entry of the queue by it (and every receipt carries it), so it is
+// kept short: a UUID's 36 characters cost PostgreSQL about 20 bytes more
+// per row and index entry. Incarnations made with UUIDs stay valid: stores
+// compare ids, never parse them.
+func newQueueID() string {
+	var b [10]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))
 }
 
 // newToken returns a random claim token.

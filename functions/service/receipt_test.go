@@ -1,6 +1,9 @@
 package service
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestReceiptRoundTrip(t *testing.T) {
 	r := receipt{QueueID: "q1", MessageID: "m-1", Token: newToken()}
@@ -28,4 +31,20 @@ func FuzzDecodeReceipt(f *testing.F) {
 			t.Fatalf("decoded %q to %+v but it does not re-encode", h, r)
 		}
 	})
+}
+
+// Queue ids are short (stores key every row and index entry by them) and
+// each new one differs.
+func TestNewQueueID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		id := newQueueID()
+		if len(id) != 16 || strings.Trim(id, "abcdefghijklmnopqrstuvwxyz234567") != "" {
+			t.Fatalf("newQueueID() = %q, want 16 lowercase base32 characters", id)
+		}
+		if seen[id] {
+			t.Fatalf("newQueueID() returned %q twice", id)
+		}
+		seen[id] = true
+	}
 }
