@@ -22,9 +22,9 @@ import (
 //  3. otherwise the claim proper (standard or FIFO, below), moving
 //     over-received candidates to the dead-letter queue instead of returning
 //     them, and trying again for what is left of Max;
-//  4. NextChange, when the claim got nothing: Standard from the queue's
-//     messages (all of them in flight or delayed then), FIFO from the
-//     groups' avail_at (a group's head is the next to become receivable).
+//  4. NextChange and Contended, when the claim got nothing: Standard from
+//     the queue's messages, FIFO from the groups' avail_at (a group's head
+//     is the next to become receivable) and their heads.
 
 // claimRowCols is what both claim statements return per row: whether the
 // candidate is to be redriven, the message, and its order in the result.
@@ -117,22 +117,51 @@ const fifoReceiveSQL = `SELECT * FROM sluice_fifo_receive($1, $2, $3, $4, $5, $6
 // sluice_standard_receive.
 const standardReceiveSQL = `SELECT * FROM sluice_standard_receive($1, $2, $3, $4, $5, $6)` + receiveCols
 
-// nextChangeSQL is NextChange of a FIFO claim that got nothing, for the
-// fast path: when the next group head becomes visible. (avail_at is never
-// later than the head's visible_at; a head that is deleted or a send wakes
-// waiters anyway.)
-const nextChangeSQL = `SELECT min(f.avail_at) FROM queues q JOIN fifo_groups f ON f.queue_id = q.id
-	WHERE q.name = $1 AND q.id = $2 AND f.head_seq > 0 AND f.avail_at > coalesce($3::timestamptz, now())`
+// After a claim that got nothing, one statement says when the next message
+// becomes visible (NextChange) and whether one is receivable now. A claim
+// can get nothing while one is: SKIP LOCKED passed over candidates that
+// other claims hold (and may let go of), and the claim's snapshot predates
+// sends that committed while it ran, whose wake-ups went to the claims that
+// took the rest. The receivable check is a later statement, so it sees
+// both; the claim then reports Contended and its long poll looks again soon
+// instead of sleeping beside a message until its repair check.
 
-// standardNextChangeSQL is NextChange of a Standard claim that got
-// nothing, for the fast path: when the next message in flight or delayed
-// becomes visible.
-const standardNextChangeSQL = `SELECT min(m.visible_at) FROM queues q JOIN messages m ON m.queue_id = q.id
-	WHERE q.name = $1 AND q.id = $2 AND m.seq > 0 AND m.visible_at > coalesce($3::timestamptz, now())
+// nextChangeSQL is, for a FIFO queue: when the next group head becomes
+// visible (avail_at is never later than the head's visible_at; a head that
+// is deleted or a send wakes waiters anyway), and whether a group's head is
+// receivable now. (A group whose head is past retention but whose later
+// messages are receivable is not counted: its long poll waits for the next
+// wake-up or check.)
+const nextChangeSQL = `SELECT
+	(SELECT min(f.avail_at) FROM queues q JOIN fifo_groups f ON f.queue_id = q.id
+	 WHERE q.name = $1 AND q.id = $2 AND f.head_seq > 0 AND f.avail_at > coalesce($3::timestamptz, now())),
+	EXISTS (SELECT 1 FROM queues q JOIN fifo_groups f ON f.queue_id = q.id
+		JOIN messages m ON m.queue_id = f.queue_id AND m.group_id = f.group_id AND m.group_id > '' AND m.seq = f.head_seq
+	 WHERE q.name = $1 AND q.id = $2 AND f.head_seq > 0 AND f.avail_at < 'infinity'
+	   AND f.avail_at <= coalesce($3::timestamptz, now()) AND m.visible_at <= coalesce($3::timestamptz, now())
+	   AND (q.retention_us = 0 OR m.sent_at > coalesce($3::timestamptz, now()) - q.retention_us * interval '1 microsecond'))`
+
+// standardNextChangeSQL is, for a Standard queue: when the next message in
+// flight or delayed becomes visible, and whether one is receivable now.
+const standardNextChangeSQL = `SELECT min(m.visible_at) FILTER (WHERE m.visible_at > coalesce($3::timestamptz, now())),
+		coalesce(bool_or(m.visible_at <= coalesce($3::timestamptz, now())), false)
+	FROM queues q JOIN messages m ON m.queue_id = q.id
+	WHERE q.name = $1 AND q.id = $2 AND m.seq > 0
 	  AND (q.retention_us = 0 OR m.sent_at > coalesce($3::timestamptz, now()) - q.retention_us * interval '1 microsecond')`
 
-// fifoNextChangeSQL is nextChangeSQL inside a claim's transaction.
-const fifoNextChangeSQL = `SELECT min(avail_at) FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0 AND avail_at > $2`
+// fifoNextChangeInTxSQL is nextChangeSQL inside a claim's transaction
+// ($3: the retention cutoff).
+const fifoNextChangeInTxSQL = `SELECT
+	(SELECT min(avail_at) FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0 AND avail_at > $2),
+	EXISTS (SELECT 1 FROM fifo_groups f
+		JOIN messages m ON m.queue_id = f.queue_id AND m.group_id = f.group_id AND m.group_id > '' AND m.seq = f.head_seq
+	 WHERE f.queue_id = $1 AND f.head_seq > 0 AND f.avail_at < 'infinity' AND f.avail_at <= $2
+	   AND m.visible_at <= $2 AND m.sent_at > $3)`
+
+// standardNextChangeInTxSQL is standardNextChangeSQL inside a claim's
+// transaction ($3: the retention cutoff).
+const standardNextChangeInTxSQL = `SELECT min(visible_at) FILTER (WHERE visible_at > $2), coalesce(bool_or(visible_at <= $2), false)
+	FROM messages WHERE queue_id = $1 AND seq > 0 AND sent_at > $3`
 
 // fastClaim is MessageClaim on a queue whose kind is known, without an
 // attempt id or a redrive: one statement, its own transaction (and, when it
@@ -195,7 +224,7 @@ func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fif
 		return res, nil
 	}
 	var next *time.Time
-	if err := s.pool.QueryRow(ctx, nextSQL, p.QueueName, p.QueueID, nowArg(p.Now)).Scan(&next); err != nil {
+	if err := s.pool.QueryRow(ctx, nextSQL, p.QueueName, p.QueueID, nowArg(p.Now)).Scan(&next, &res.Contended); err != nil {
 		return nil, err
 	}
 	if next != nil {
@@ -256,15 +285,12 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 			return nil // NextChange only matters to a receive that waits
 		}
 		var next *time.Time
-		var err2 error
+		sql := standardNextChangeInTxSQL
 		if q.fifo {
-			err2 = t.QueryRow(ctx, fifoNextChangeSQL, q.id, t.now).Scan(&next)
-		} else {
-			err2 = t.QueryRow(ctx, `SELECT min(visible_at) FROM messages WHERE queue_id = $1 AND seq > 0 AND visible_at > $2 AND sent_at > $3`,
-				q.id, t.now, after).Scan(&next)
+			sql = fifoNextChangeInTxSQL
 		}
-		if err2 != nil {
-			return err2
+		if err := t.QueryRow(ctx, sql, q.id, t.now, after).Scan(&next, &res.Contended); err != nil {
+			return err
 		}
 		if next != nil {
 			res.NextChange = *next

@@ -179,10 +179,27 @@ func TestSQLPinRetention(t *testing.T) {
 		}},
 		{"standardNextChangeSQL", true, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
 			var next *time.Time
-			if err := s.pool.QueryRow(ctx, standardNextChangeSQL, q.Name, q.ID, now).Scan(&next); err != nil {
+			var receivable bool
+			if err := s.pool.QueryRow(ctx, standardNextChangeSQL, q.Name, q.ID, now).Scan(&next, &receivable); err != nil {
 				t.Fatal(err)
 			}
 			return next != nil
+		}},
+		{"standardNextChangeSQL, receivable now", false, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+			var next *time.Time
+			var receivable bool
+			if err := s.pool.QueryRow(ctx, standardNextChangeSQL, q.Name, q.ID, now).Scan(&next, &receivable); err != nil {
+				t.Fatal(err)
+			}
+			return receivable
+		}},
+		{"nextChangeSQL, receivable now", false, []bool{true}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+			var next *time.Time
+			var receivable bool
+			if err := s.pool.QueryRow(ctx, nextChangeSQL, q.Name, q.ID, now).Scan(&next, &receivable); err != nil {
+				t.Fatal(err)
+			}
+			return receivable
 		}},
 		{"QueueStats", false, both, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
 			st, err := s.QueueStats(ctx, &stores.QueueStatsParams{Name: q.Name, ID: q.ID, Now: now})
