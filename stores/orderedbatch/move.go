@@ -55,7 +55,8 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 			}
 			dests[p.ToName] = dst
 		}
-		mv := &mover{t: t, q: src, payloads: newPayloads(t), to: p.ToName, dests: dests, limit: limit, budget: s.txBudget()}
+		mv := &mover{t: t, q: src, payloads: newPayloads(t), to: p.ToName, dests: dests, limit: limit,
+			budget: s.txBudget(), writes: s.docs.Limits().MaxTxWrites - moveWriteRoom}
 		if src.Queue.FIFO {
 			err = mv.fifo(cands)
 		} else {
@@ -109,16 +110,35 @@ type mover struct {
 	taken    []taken
 	failed   int
 	left     bool // a visible message is left that this call did not take
-	budget   int  // payload bytes the transaction may still write
+	budget   int  // payload and record bytes the transaction may still write
+	writes   int  // documents it may still write
 }
 
+// spend takes a message of payload n from the budgets if it fits: its
+// payload and record in bytes, and in writes its deletion (with chunks) at
+// the source and its creation (with chunks) at the destination, plus, on a
+// FIFO queue, a group and a manifest on either side.
 func (mv *mover) spend(n int) bool {
-	if n > mv.budget {
+	bytes := n + moveRecordRoom
+	writes := 2 * (1 + chunksOf(n))
+	if mv.q.Queue.FIFO {
+		writes += 4
+	}
+	if bytes > mv.budget || writes > mv.writes {
 		return false
 	}
-	mv.budget -= n
+	mv.budget -= bytes
+	mv.writes -= writes
 	return true
 }
+
+// moveRecordRoom is what a moved message's record (its metadata: ids,
+// digests, sender, group, source) may take besides its payload.
+const moveRecordRoom = 2 << 10
+
+// moveWriteRoom is the writes of a move that no message pays for: the
+// task's record, and room to spare.
+const moveWriteRoom = 10
 
 // destination says where a message goes: the move's destination, or the
 // queue it was redriven from (which must exist and be of the same kind).

@@ -229,6 +229,14 @@ func decodePayload(p []byte, n int) ([]body, error) {
 	return out, nil
 }
 
+// chunksOf is how many chunk documents a payload of n bytes takes.
+func chunksOf(n int) int {
+	if n <= inlineMax {
+		return 0
+	}
+	return (n + chunkSize - 1) / chunkSize
+}
+
 // splitPayload returns what stays inline and the chunks.
 func splitPayload(p []byte) (inline []byte, chunks [][]byte) {
 	if len(p) <= inlineMax {
