@@ -77,18 +77,16 @@ func scanMessage(fifo bool, dest ...any) (*stores.StoredMessage, []any, func() e
 // reads and Maintain removes.
 
 // sendStandardSQL stores one message of a Standard queue ($4 id ... $13
-// sender, $14 delay in microseconds) and returns its seq.
+// sender, $14 delay in microseconds) and returns its seq. A plain insert:
+// message ids are fresh random ones, so a conflict would be another
+// message's id, which the send must not overwrite (it fails instead), and
+// ON CONFLICT would make every insert a speculative one (an extra index
+// probe and WAL record).
 const sendStandardSQL = `INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes,
 		system_attributes, md5_body, md5_attributes, md5_system, sender_id, sent_at, visible_at)
 	SELECT q.id, $4, nextval('message_seq'), $5, $6, $7, $8, $9, $10, $11, $12, $13,
 		coalesce($3::timestamptz, now()), coalesce($3::timestamptz, now()) + $14::bigint * interval '1 microsecond'
 	FROM queues q WHERE q.name = $1 AND q.id = $2
-	ON CONFLICT (message_id) DO UPDATE SET seq = excluded.seq, group_id = excluded.group_id,
-		dedup_id = excluded.dedup_id, body = excluded.body, attributes = excluded.attributes,
-		system_attributes = excluded.system_attributes, md5_body = excluded.md5_body,
-		md5_attributes = excluded.md5_attributes, md5_system = excluded.md5_system,
-		sender_id = excluded.sender_id, sent_at = excluded.sent_at, visible_at = excluded.visible_at,
-		receive_count = 0, first_received_at = NULL, token = '', dead_letter_source = ''
 	RETURNING seq`
 
 // sendFIFOSQL stores one FIFO message unless its dedup key ($6, in scope
