@@ -9,16 +9,26 @@
 // transaction would serialize the sends on the WAL flush; off them and
 // without a flush, the lock is held for microseconds. A crash may lose a
 // hint, which costs latency only.
+//
+// A NOTIFY is sent only when another instance listens on the channel: a
+// single instance, the common case, then commits no transaction for its
+// wake-ups. Listening connections name themselves by their
+// application_name, which pg_stat_activity shows to every role, and a
+// publisher looks for them at most every lookEvery. A listener that finds
+// others already listening reports itself ready only after noticeWithin,
+// by when every publisher has looked again and seen it.
 package pgnotify
 
 import (
 	"context"
 	crand "crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,6 +39,18 @@ import (
 
 // DefaultChannel is the channel when Options.Channel is empty.
 const DefaultChannel = "sluice_wake"
+
+// lookEvery is how old, at most, a publisher's knowledge of the other
+// listeners is; noticeWithin is how long a newcomer waits before it
+// counts on their notifications (lookEvery, and room for the look itself).
+const (
+	lookEvery    = 250 * time.Millisecond
+	noticeWithin = 2 * lookEvery
+)
+
+// listenerPrefix starts the application_name of a listening connection;
+// the channel follows.
+const listenerPrefix = "sluice-wake "
 
 // Options configure a Transport.
 type Options struct {
@@ -47,6 +69,10 @@ type Transport struct {
 	channel  string
 	instance string // names this instance's notifications, so it skips its own
 	log      *slog.Logger
+
+	listenerPID atomic.Uint32 // the backend of this instance's listening connection, 0 while none
+	lookedAt    time.Time     // when Publish last looked for other listeners
+	others      bool          // what it found
 }
 
 var _ wake.Transport = (*Transport)(nil)
@@ -71,8 +97,61 @@ func Open(ctx context.Context, dsn string, opts Options) (*Transport, error) {
 	}
 	b := make([]byte, 8)
 	_, _ = crand.Read(b)
-	return &Transport{pool: pool, conn: cfg.ConnConfig.Copy(), channel: opts.Channel,
+	listen := cfg.ConnConfig.Copy()
+	listen.RuntimeParams["application_name"] = listenerName(opts.Channel)
+	return &Transport{pool: pool, conn: listen, channel: opts.Channel,
 		instance: hex.EncodeToString(b), log: opts.Logger}, nil
+}
+
+// listenerName is the application_name of a listening connection on the
+// channel. PostgreSQL keeps at most 63 bytes of it and shows non-ASCII
+// characters escaped, so a channel that would not come back intact is
+// named by a digest instead.
+func listenerName(channel string) string {
+	name := listenerPrefix + channel
+	if len(name) <= 63 && printableASCII(channel) {
+		return name
+	}
+	sum := sha256.Sum256([]byte(channel))
+	return listenerPrefix + "#" + hex.EncodeToString(sum[:16])
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// othersListenSQL is true when a connection other than this instance's
+// listener ($2) listens on the channel: by its application_name ($1), or,
+// for a listener of an older sluice that does not name itself, by its
+// last statement ($3), which pg_stat_activity shows to the same role.
+const othersListenSQL = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+	WHERE datname = current_database() AND pid <> $2
+		AND (application_name = $1 OR (state = 'idle' AND query = $3)))`
+
+// othersListen reports whether another instance may be listening,
+// looking again when what it knows is older than lookEvery.
+func (t *Transport) othersListen(ctx context.Context) bool {
+	if !t.lookedAt.IsZero() && time.Since(t.lookedAt) < lookEvery {
+		return t.others
+	}
+	start := time.Now()
+	var others bool
+	err := t.pool.QueryRow(ctx, othersListenSQL, listenerName(t.channel),
+		int64(t.listenerPID.Load()), t.listenStatement()).Scan(&others)
+	if err != nil {
+		return true // unknown: notify, as if someone listened
+	}
+	t.lookedAt, t.others = start, others
+	return others
+}
+
+func (t *Transport) listenStatement() string {
+	return "LISTEN " + pgx.Identifier{t.channel}.Sanitize()
 }
 
 // Publish sends one notification per event, in one statement.
@@ -84,7 +163,7 @@ func (t *Transport) Publish(ctx context.Context, events []wake.Event) error {
 		}
 		payloads = append(payloads, payload(t.instance, ev))
 	}
-	if len(payloads) == 0 {
+	if len(payloads) == 0 || !t.othersListen(ctx) {
 		return nil
 	}
 	_, err := t.pool.Exec(ctx, `SELECT set_config('synchronous_commit', 'off', true),
@@ -99,9 +178,14 @@ func (t *Transport) Listen(ctx context.Context, r wake.Receiver) error {
 	for {
 		conn, err := t.listenConn(ctx)
 		if err == nil {
-			r.Degraded(false)
-			backoff = 100 * time.Millisecond
-			err = t.receive(ctx, conn, r)
+			t.listenerPID.Store(conn.PgConn().PID())
+			err = t.awaitNotice(ctx, conn)
+			if err == nil {
+				r.Degraded(false)
+				backoff = 100 * time.Millisecond
+				err = t.receive(ctx, conn, r)
+			}
+			t.listenerPID.Store(0)
 			conn.Close(context.Background())
 		}
 		if ctx.Err() != nil {
@@ -124,6 +208,28 @@ func (t *Transport) Close() error {
 	return nil
 }
 
+// awaitNotice waits, when other instances listen already, until each has
+// looked for listeners since this one started (noticeWithin): until then
+// they may skip notifications this one needs. It looks on the pool, so that
+// the listening connection's last statement stays its LISTEN.
+func (t *Transport) awaitNotice(ctx context.Context, conn *pgx.Conn) error {
+	var others bool
+	err := t.pool.QueryRow(ctx, othersListenSQL, listenerName(t.channel),
+		int64(conn.PgConn().PID()), t.listenStatement()).Scan(&others)
+	if err != nil {
+		return err
+	}
+	if !others {
+		return nil
+	}
+	select {
+	case <-time.After(noticeWithin):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 func (t *Transport) listenConn(ctx context.Context) (*pgx.Conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -131,7 +237,7 @@ func (t *Transport) listenConn(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(cctx, "LISTEN "+pgx.Identifier{t.channel}.Sanitize()); err != nil {
+	if _, err := conn.Exec(cctx, t.listenStatement()); err != nil {
 		conn.Close(context.Background())
 		return nil, err
 	}

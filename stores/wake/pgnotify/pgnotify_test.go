@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,4 +142,135 @@ func TestWakeAcrossInstances(t *testing.T) {
 			t.Fatal("no wake-up after the listener reconnected")
 		}
 	}
+}
+
+func TestListenerName(t *testing.T) {
+	if got := listenerName("sluice_wake"); got != "sluice-wake sluice_wake" {
+		t.Errorf("listenerName(sluice_wake) = %q", got)
+	}
+	long := strings.Repeat("c", 60)
+	for _, ch := range []string{long, "wäke", "tab\there"} {
+		got := listenerName(ch)
+		if len(got) > 63 || !printableASCII(got) || got == listenerPrefix+ch {
+			t.Errorf("listenerName(%q) = %q: want a digest of at most 63 ASCII bytes", ch, got)
+		}
+	}
+	if listenerName(long) == listenerName(long+"d") {
+		t.Error("two long channels share a listener name")
+	}
+}
+
+// observe listens on the channel from a connection that is not taken for
+// a sluice listener (its last statement is not its LISTEN), and returns
+// the payloads it receives.
+func observe(t *testing.T, dsn, channel string) <-chan string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 100)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			n, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				return
+			}
+			got <- n.Payload
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done; conn.Close(context.Background()) })
+	return got
+}
+
+// expectPayload waits for a payload naming the queue, or fails.
+func expectPayload(t *testing.T, got <-chan string, queue, what string) {
+	t.Helper()
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case p := <-got:
+			if _, ev, ok := parse(p); ok && ev.Queue == queue {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no notification for %s: %s", queue, what)
+		}
+	}
+}
+
+// expectNone fails when a notification arrives within 300 ms.
+func expectNone(t *testing.T, got <-chan string, what string) {
+	t.Helper()
+	select {
+	case p := <-got:
+		t.Fatalf("notification %q: %s", p, what)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// An instance alone on its channel sends no NOTIFY; once another listens
+// (a sluice listener, or an older sluice's, known by its LISTEN), it does.
+func TestNotifiesOnlyWhenAnotherListens(t *testing.T) {
+	dsn := databaseURL(t)
+	channel := testChannel()
+	a, _ := newHub(t, dsn, channel)
+	got := observe(t, dsn, channel)
+	ctx := context.Background()
+
+	a.Publish(ctx, wake.Event{Queue: "alone", Count: 1})
+	expectNone(t, got, "published while no other instance listens")
+
+	old, err := pgx.Connect(ctx, dsn) // an older sluice's listener: no name
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(lookEvery + 50*time.Millisecond)
+	a.Publish(ctx, wake.Event{Queue: "old", Count: 1})
+	expectPayload(t, got, "old", "an older sluice's listener waits on the channel")
+	old.Close(ctx)
+
+	b, _ := newHub(t, dsn, channel)
+	hint, cancel := b.Subscribe("new")
+	defer cancel()
+	a.Publish(ctx, wake.Event{Queue: "new", Count: 1})
+	expectPayload(t, got, "new", "another instance listens")
+	waitHint(t, hint, "an event while both listen")
+}
+
+// A newcomer counts on the others' notifications only once they have seen
+// it: right after it reports ready, an event of an instance that last
+// looked before it came (and found itself alone) still reaches it.
+func TestNewcomerIsHeardOnceReady(t *testing.T) {
+	dsn := databaseURL(t)
+	channel := testChannel()
+	a, _ := newHub(t, dsn, channel)
+	ctx := context.Background()
+	for i := 0; i < 5; i++ {
+		a.Publish(ctx, wake.Event{Queue: "before", Count: 1}) // a looks: alone
+		b, _ := newHub(t, dsn, channel)
+		hint, cancel := b.Subscribe("q")
+		a.Publish(ctx, wake.Event{Queue: "q", Count: 1})
+		waitHint(t, hint, "an event published as the newcomer became ready")
+		cancel()
+		_ = b.Close()
+	}
+}
+
+func testChannel() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "sluice_wake_test_" + hex.EncodeToString(b[:])
 }
