@@ -63,7 +63,7 @@ const standardClaimSQL = `WITH cand AS (
 
 // fifoClaimSQL claims from a FIFO queue's groups in the order their heads
 // became receivable (avail_at, then head_seq), one group lock at a time:
-// see sluice_fifo_claim in the migrations (the latest, 0007).
+// see sluice_fifo_claim in the migrations (the latest, 0011).
 const fifoClaimSQL = `SELECT * FROM sluice_fifo_claim($1, $2, $3, $4, $5, $6, $7, $8::text[], $9)`
 
 type claimRow struct {

@@ -21,6 +21,7 @@ var landedMigrations = map[int]string{
 	8:  "b014af7f8408b513ac3728216f1fda58de0881bf3bdc53305f99ab83191d36dc",
 	9:  "a91f568c6470bed6a7a61718c40b89b499a0f7f82c7c481de68e914351f2a43a",
 	10: "7f7ade50a0c679f202e20010a4f26f9b43a2142ba5301a0d2923b0c7a986bd9e",
+	11: "4791d3cebc7c6021c7face3ec7a50c836cbc3ab712118e11cbfe5dae1ad0904d",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {
