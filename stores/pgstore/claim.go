@@ -104,77 +104,54 @@ func (t *txn) claimRows(ctx context.Context, fifo bool, sql string, args ...any)
 	return out, nil
 }
 
-// receiveCols are the rows of the one-statement receives, as claimRowCols.
+// receiveCols are the rows of the one-statement receives: as
+// claimRowCols, then NextChange and whether a message is receivable now,
+// which only the row of a receive that got nothing (its message id empty)
+// carries.
 const receiveCols = ` AS (r_redrive boolean, r_message_id text, r_seq bigint, r_group_id text, r_dedup_id text, r_body text,
 	r_attributes bytea, r_system_attributes bytea, r_md5_body text, r_md5_attributes text,
 	r_md5_system text, r_sender_id text, r_sent_at timestamptz, r_receive_count integer,
-	r_first_received_at timestamptz, r_dead_letter_source text, r_ord1 float8, r_ord2 bigint)`
+	r_first_received_at timestamptz, r_dead_letter_source text, r_ord1 float8, r_ord2 bigint,
+	r_next timestamptz, r_receivable boolean)`
 
-// fifoReceiveSQL is the one-statement FIFO claim: see sluice_fifo_receive.
-const fifoReceiveSQL = `SELECT * FROM sluice_fifo_receive($1, $2, $3, $4, $5, $6, $7)` + receiveCols
+// fifoReceiveSQL is the one-statement FIFO claim: see
+// sluice_fifo_receive_next.
+const fifoReceiveSQL = `SELECT * FROM sluice_fifo_receive_next($1, $2, $3, $4, $5, $6, $7)` + receiveCols
 
 // standardReceiveSQL is the one-statement Standard claim: see
-// sluice_standard_receive.
-const standardReceiveSQL = `SELECT * FROM sluice_standard_receive($1, $2, $3, $4, $5, $6)` + receiveCols
+// sluice_standard_receive_next.
+const standardReceiveSQL = `SELECT * FROM sluice_standard_receive_next($1, $2, $3, $4, $5, $6)` + receiveCols
 
-// After a claim that got nothing, one statement says when the next message
-// becomes visible (NextChange) and whether one is receivable now. A claim
-// can get nothing while one is: SKIP LOCKED passed over candidates that
-// other claims hold (and may let go of), and the claim's snapshot predates
-// sends that committed while it ran, whose wake-ups went to the claims that
-// took the rest. The receivable check is a later statement, so it sees
-// both; the claim then reports Contended and its long poll looks again soon
-// instead of sleeping beside a message until its repair check.
-
-// nextChangeSQL is, for a FIFO queue: when the next group head becomes
-// visible (avail_at is never later than the head's visible_at; a head that
-// is deleted or a send wakes waiters anyway), and whether a group's head is
-// receivable now. (A group whose head is past retention but whose later
-// messages are receivable is not counted: its long poll waits for the next
-// wake-up or check.)
-const nextChangeSQL = `SELECT
-	(SELECT min(f.avail_at) FROM queues q JOIN fifo_groups f ON f.queue_id = q.id
-	 WHERE q.name = $1 AND q.id = $2 AND f.head_seq > 0 AND f.avail_at > coalesce($3::timestamptz, now())),
-	EXISTS (SELECT 1 FROM queues q JOIN fifo_groups f ON f.queue_id = q.id
-		JOIN messages m ON m.queue_id = f.queue_id AND m.group_id = f.group_id AND m.group_id > '' AND m.seq = f.head_seq
-	 WHERE q.name = $1 AND q.id = $2 AND f.head_seq > 0 AND f.avail_at < 'infinity'
-	   AND f.avail_at <= coalesce($3::timestamptz, now()) AND m.visible_at <= coalesce($3::timestamptz, now())
-	   AND (q.retention_us = 0 OR m.sent_at > coalesce($3::timestamptz, now()) - q.retention_us * interval '1 microsecond'))`
-
-// standardNextChangeSQL is, for a Standard queue: when the next message in
-// flight or delayed becomes visible, and whether one is receivable now.
-const standardNextChangeSQL = `SELECT min(m.visible_at) FILTER (WHERE m.visible_at > coalesce($3::timestamptz, now())),
-		coalesce(bool_or(m.visible_at <= coalesce($3::timestamptz, now())), false)
-	FROM queues q JOIN messages m ON m.queue_id = q.id
-	WHERE q.name = $1 AND q.id = $2 AND m.seq > 0
-	  AND (q.retention_us = 0 OR m.sent_at > coalesce($3::timestamptz, now()) - q.retention_us * interval '1 microsecond')`
-
-// fifoNextChangeInTxSQL is nextChangeSQL inside a claim's transaction
-// ($3: the retention cutoff).
-const fifoNextChangeInTxSQL = `SELECT
-	(SELECT min(avail_at) FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0 AND avail_at > $2),
-	EXISTS (SELECT 1 FROM fifo_groups f
-		JOIN messages m ON m.queue_id = f.queue_id AND m.group_id = f.group_id AND m.group_id > '' AND m.seq = f.head_seq
-	 WHERE f.queue_id = $1 AND f.head_seq > 0 AND f.avail_at < 'infinity' AND f.avail_at <= $2
-	   AND m.visible_at <= $2 AND m.sent_at > $3)`
-
-// standardNextChangeInTxSQL is standardNextChangeSQL inside a claim's
-// transaction ($3: the retention cutoff).
-const standardNextChangeInTxSQL = `SELECT min(visible_at) FILTER (WHERE visible_at > $2), coalesce(bool_or(visible_at <= $2), false)
-	FROM messages WHERE queue_id = $1 AND seq > 0 AND sent_at > $3`
+// After a claim that got nothing, one more statement says when the next
+// message becomes visible (NextChange) and whether one is receivable now:
+// sluice_fifo_next (from the groups' avail_at and heads) or
+// sluice_standard_next. A claim can get nothing while one is: SKIP LOCKED
+// passed over candidates that other claims hold (and may let go of), and
+// the claim's snapshot predates sends that committed while it ran, whose
+// wake-ups went to the claims that took the rest. The receivable check is
+// a later statement, so it sees both; the claim then reports Contended and
+// its long poll looks again soon instead of sleeping beside a message
+// until its repair check. The one-statement receives run it inside their
+// function; the general path in its transaction ($3: the retention
+// cutoff).
+const (
+	fifoNextSQL     = `SELECT r_next, r_receivable FROM sluice_fifo_next($1, $2, $3)`
+	standardNextSQL = `SELECT r_next, r_receivable FROM sluice_standard_next($1, $2, $3)`
+)
 
 // fastClaim is MessageClaim on a queue whose kind is known, without an
-// attempt id or a redrive: one statement, its own transaction (and, when it
-// got nothing, one more for NextChange). Standard claims take it only when
-// no sweep is due (their sweep is in Go, in the general path).
+// attempt id or a redrive: one statement, its own transaction, which also
+// answers NextChange and Contended when it got nothing. Standard claims
+// take it only when no sweep is due (their sweep is in Go, in the general
+// path).
 func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fifo, sweep bool) (*stores.MessageClaimResult, error) {
 	res := &stores.MessageClaimResult{}
-	claimSQL, nextSQL := standardReceiveSQL, standardNextChangeSQL
+	claimSQL := standardReceiveSQL
 	if fifo {
-		claimSQL, nextSQL = fifoReceiveSQL, nextChangeSQL
+		claimSQL = fifoReceiveSQL
 	}
 	err := s.retry(ctx, func() error {
-		res.Messages = nil
+		res.Messages, res.NextChange, res.Contended = nil, time.Time{}, false
 		args := []any{p.QueueName, p.QueueID, nowArg(p.Now), p.Max, micros(max(p.VisibilityTimeout, 0)), p.Token}
 		if fifo {
 			args = append(args, sweep)
@@ -188,9 +165,18 @@ func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fif
 		for rows.Next() {
 			var r claimRow
 			var ord2 int64
-			m, targets, finish := scanMessage(fifo, &r.ord1, &ord2)
+			var next *time.Time
+			var receivable bool
+			m, targets, finish := scanMessage(fifo, &r.ord1, &ord2, &next, &receivable)
 			if err := rows.Scan(append([]any{&r.redrive}, targets...)...); err != nil {
 				return err
+			}
+			if m.ID == "" { // got nothing: the answers
+				if next != nil {
+					res.NextChange = *next
+				}
+				res.Contended = receivable
+				continue
 			}
 			if err := finish(); err != nil {
 				return err
@@ -221,14 +207,6 @@ func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fif
 	}
 	if len(res.Messages) > 0 {
 		s.changed(len(res.Messages))
-		return res, nil
-	}
-	var next *time.Time
-	if err := s.pool.QueryRow(ctx, nextSQL, p.QueueName, p.QueueID, nowArg(p.Now)).Scan(&next, &res.Contended); err != nil {
-		return nil, err
-	}
-	if next != nil {
-		res.NextChange = *next
 	}
 	return res, nil
 }
@@ -285,9 +263,9 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 			return nil // NextChange only matters to a receive that waits
 		}
 		var next *time.Time
-		sql := standardNextChangeInTxSQL
+		sql := standardNextSQL
 		if q.fifo {
-			sql = fifoNextChangeInTxSQL
+			sql = fifoNextSQL
 		}
 		if err := t.QueryRow(ctx, sql, q.id, t.now, after).Scan(&next, &res.Contended); err != nil {
 			return err

@@ -22,6 +22,7 @@ var landedMigrations = map[int]string{
 	9:  "a91f568c6470bed6a7a61718c40b89b499a0f7f82c7c481de68e914351f2a43a",
 	10: "7f7ade50a0c679f202e20010a4f26f9b43a2142ba5301a0d2923b0c7a986bd9e",
 	11: "4791d3cebc7c6021c7face3ec7a50c836cbc3ab712118e11cbfe5dae1ad0904d",
+	12: "80a46e3638b60c8708dbdd662c7329099918c87156a1f672b9ca64119f88add0",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {
