@@ -186,17 +186,17 @@ func TestSQLPinRetention(t *testing.T) {
 			}
 			return res.Outcome != stores.ReceiptGone
 		}},
-		{"sluice_standard_receive", false, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+		{"sluice_standard_receive_next", false, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
 			return claims(standardReceiveSQL, q.Name, q.ID, now, 10, int64(60e6), "new")
 		}},
 		{"sluice_standard_receive_next, nothing to claim", true, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
 			claimed, next := receive(standardReceiveSQL, q.Name, q.ID, now, 10, int64(60e6), "new")
 			return claimed || next != nil
 		}},
-		{"sluice_fifo_receive", false, []bool{true}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+		{"sluice_fifo_receive_next", false, []bool{true}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
 			return claims(fifoReceiveSQL, q.Name, q.ID, now, 10, int64(60e6), "new", false)
 		}},
-		{"sluice_fifo_receive, sweeping", false, []bool{true}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+		{"sluice_fifo_receive_next, sweeping", false, []bool{true}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
 			return claims(fifoReceiveSQL, q.Name, q.ID, now, 10, int64(60e6), "new", true) && messageExists(t, s, q, id)
 		}},
 		{"MessageClaim", false, both, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
