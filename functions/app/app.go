@@ -278,7 +278,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		}
 		depth = newDepthCollector(svc, cmp.Or(n, 100), ttl)
 	}
-	m.watch(svc, hub, transport, depth)
+	m.watch(svc, raw, hub, transport, depth)
 	sqs := httpapi.NewHandler(svc, httpapi.Options{Logger: logger, MaxBodyBytes: cfg.MaxBodyBytes,
 		BodyMemory: cfg.BodyMemory, BodyTimeout: cfg.BodyTimeout, TrustForwarded: cfg.TrustForwarded,
 		RequestLogLevel: cfg.RequestLogLevel, Observe: m.observeRequest, Verify: verify})

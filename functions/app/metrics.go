@@ -139,8 +139,9 @@ func (m *metrics) observeLongPoll(lp service.LongPoll) {
 }
 
 // watch registers the series read at scrape time from the service, the
-// hub and, when it bills (stores.Biller), the hub's transport.
-func (m *metrics) watch(svc *service.Service, hub *wake.Hub, transport wake.Transport, depth *depthCollector) {
+// store when it counts its commits (stores.CommitCounter), the hub and,
+// when it bills (stores.Biller), the hub's transport.
+func (m *metrics) watch(svc *service.Service, store stores.Store, hub *wake.Hub, transport wake.Transport, depth *depthCollector) {
 	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
 	f(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sluice_long_polls_waiting",
@@ -159,6 +160,12 @@ func (m *metrics) watch(svc *service.Service, hub *wake.Hub, transport wake.Tran
 			Help:        "Messages this instance sent, returned from receives and deleted (batch entries each), by event.",
 			ConstLabels: prometheus.Labels{"event": e.event},
 		}, func() float64 { return float64(e.n(svc.MessageCounts())) }))
+	}
+	if c, ok := store.(stores.CommitCounter); ok {
+		f(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sluice_store_commits_total",
+			Help: "Durable commits the store made to its own files (embedded: bbolt transactions, each fsynced), shared by the operations in them.",
+		}, func() float64 { return float64(c.Commits()) }))
 	}
 	hubCounter := func(name, help string, v func(wake.HubStats) uint64) {
 		f(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},

@@ -37,6 +37,7 @@ const (
 	wakeReads      = "sluice_wake_billed_reads_total"
 	wakeWrites     = "sluice_wake_billed_writes_total"
 	wakeBytes      = "sluice_wake_billed_bytes_total"
+	commitsMetric  = "sluice_store_commits_total"
 )
 
 // ServerCounters are what the server's own counters say it did over the
@@ -55,6 +56,9 @@ type ServerCounters struct {
 	// WakeBilled: the transport bills per operation (the three above are
 	// its counters, not absent ones).
 	WakeBilled bool `json:"wake_billed"`
+	// StoreCommits are the durable commits of a store that writes its own
+	// files (embedded); nil for the others.
+	StoreCommits *int64 `json:"store_commits,omitempty"`
 }
 
 // billedScrape is what one read of /metrics says of the server and its
@@ -67,6 +71,7 @@ type billedScrape struct {
 	reqSec  map[string]float64
 	wake    [3]int64 // reads, writes, bytes
 	wakeOK  bool
+	commits *int64 // sluice_store_commits_total; nil when the store has none
 }
 
 // scrapeBilled reads the server's counters; its billed map is nil when
@@ -116,6 +121,10 @@ func scrapeBilled(ctx context.Context, endpoint string) (*billedScrape, error) {
 			out.wakeOK = true
 		}
 	}
+	if f := fams[commitsMetric]; f != nil && len(f.GetMetric()) > 0 {
+		n := int64(f.GetMetric()[0].GetCounter().GetValue())
+		out.commits = &n
+	}
 	if f := fams[callsMetric]; f != nil {
 		for _, m := range f.GetMetric() {
 			out.calls[label(m, "operation")] = int64(m.GetHistogram().GetSampleCount())
@@ -160,6 +169,10 @@ func countersBetween(a, b *billedScrape) *ServerCounters {
 	}
 	c.WakeBilled = b.wakeOK
 	c.WakeReads, c.WakeWrites, c.WakeBytes = b.wake[0]-a.wake[0], b.wake[1]-a.wake[1], b.wake[2]-a.wake[2]
+	if a.commits != nil && b.commits != nil {
+		d := *b.commits - *a.commits
+		c.StoreCommits = &d
+	}
 	return c
 }
 

@@ -26,9 +26,12 @@ type PerLifecycle struct {
 	ServerUS   float64 // the server process's CPU, µs
 	PGUS       float64 // the PostgreSQL cluster's CPU, µs
 	WALBytes   float64
+	// Commits are PostgreSQL's (pg_stat_database) or, for a store that
+	// writes its own files, the store's durable commits.
 	Commits    float64
 	HasServer  bool
 	HasPG      bool
+	HasCommits bool
 }
 
 // PerLifecycleOf divides r's window figures by its lifecycles; ok is false
@@ -52,16 +55,18 @@ func PerLifecycleOf(r *Result) (PerLifecycle, bool) {
 		p.HasPG = true
 		p.PGUS = pg.CPUSec / n * 1e6
 		p.WALBytes = float64(pg.WALBytes) / n
-		p.Commits = float64(pg.Commits) / n
+		p.Commits, p.HasCommits = float64(pg.Commits)/n, true
+	} else if c := r.Counters; c != nil && c.StoreCommits != nil {
+		p.Commits, p.HasCommits = float64(*c.StoreCommits)/n, true
 	}
 	return p, true
 }
 
 // lifecycleCell is the medians over the rounds of one label.
 type lifecycleCell struct {
-	rounds                              int
-	server, pg, wal, commits, pickupP99 float64
-	hasServer, hasPG, hasPickup, failed bool
+	rounds                                          int
+	server, pg, wal, commits, pickupP99             float64
+	hasServer, hasPG, hasCommits, hasPickup, failed bool
 }
 
 func median(xs []float64) float64 {
@@ -110,6 +115,8 @@ func lifecycleCells(results []*Result) map[string]*lifecycleCell {
 		if p.HasPG {
 			a.pg = append(a.pg, p.PGUS)
 			a.wal = append(a.wal, p.WALBytes)
+		}
+		if p.HasCommits {
 			a.commits = append(a.commits, p.Commits)
 		}
 	}
@@ -118,7 +125,7 @@ func lifecycleCells(results []*Result) map[string]*lifecycleCell {
 		cells[label] = &lifecycleCell{
 			rounds: max(len(a.server), len(a.pg), len(a.pickup)),
 			server: median(a.server), pg: median(a.pg), wal: median(a.wal), commits: median(a.commits), pickupP99: median(a.pickup),
-			hasServer: len(a.server) > 0, hasPG: len(a.pg) > 0, hasPickup: len(a.pickup) > 0, failed: a.failed,
+			hasServer: len(a.server) > 0, hasPG: len(a.pg) > 0, hasCommits: len(a.commits) > 0, hasPickup: len(a.pickup) > 0, failed: a.failed,
 		}
 	}
 	return cells
@@ -197,7 +204,7 @@ func WriteLifecycleTable(w io.Writer, results []*Result) {
 		metric(sys, "server CPU", func(c *lifecycleCell) (float64, bool) { return c.server, c.hasServer }, " µs")
 		metric(sys, "PostgreSQL CPU", func(c *lifecycleCell) (float64, bool) { return c.pg, c.hasPG }, " µs")
 		metric(sys, "WAL bytes", func(c *lifecycleCell) (float64, bool) { return c.wal, c.hasPG }, "")
-		metric(sys, "commits", func(c *lifecycleCell) (float64, bool) { return c.commits, c.hasPG }, "")
+		metric(sys, "commits", func(c *lifecycleCell) (float64, bool) { return c.commits, c.hasCommits }, "")
 	}
 	rounds := 0
 	for _, c := range cells {
@@ -241,7 +248,7 @@ func WriteLifecycleTable(w io.Writer, results []*Result) {
 	server := func(c *lifecycleCell) (float64, bool) { return c.server, c.hasServer }
 	pgCPU := func(c *lifecycleCell) (float64, bool) { return c.pg, c.hasPG }
 	wal := func(c *lifecycleCell) (float64, bool) { return c.wal, c.hasPG }
-	commits := func(c *lifecycleCell) (float64, bool) { return c.commits, c.hasPG }
+	commits := func(c *lifecycleCell) (float64, bool) { return c.commits, c.hasCommits }
 	ratio("PostgreSQL CPU, postgres ÷ SQL queue", 1.3, get("postgres", pgCPU), get("sql-queue", pgCPU))
 	ratio("WAL bytes, postgres ÷ SQL queue", 1.3, get("postgres", wal), get("sql-queue", wal))
 	ratio("commits, postgres ÷ SQL queue", 1, get("postgres", commits), get("sql-queue", commits))

@@ -32,6 +32,17 @@ func TestPerLifecycleOf(t *testing.T) {
 	if !ok || p.HasServer || p.PGUS != 1000 || p.WALBytes != 1800 || p.Commits != 3 {
 		t.Errorf("SQL queue: %+v, %v; want 1000 µs, 1800 bytes, 3 commits and no server", p, ok)
 	}
+	// A store that writes its own files counts its commits on the server.
+	commits := int64(1500)
+	e := &Result{Label: "embedded/fifo-b1", WindowSec: 10, Lifecycles: 1000, CPU: &CPUStats{ServerCores: 0.1},
+		Counters: &ServerCounters{StoreCommits: &commits}}
+	p, ok = PerLifecycleOf(e)
+	if !ok || p.HasPG || !p.HasCommits || p.Commits != 1.5 {
+		t.Errorf("embedded: %+v, %v; want 1.5 commits and no PostgreSQL", p, ok)
+	}
+	if p, _ := PerLifecycleOf(&Result{WindowSec: 10, Lifecycles: 1000, CPU: &CPUStats{ServerCores: 0.1}}); p.HasCommits {
+		t.Errorf("mem: %+v; want no commits", p)
+	}
 	if _, ok := PerLifecycleOf(&Result{WindowSec: 10}); ok {
 		t.Error("a result without lifecycles gave figures")
 	}

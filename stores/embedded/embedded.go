@@ -80,6 +80,7 @@ type Store struct {
 var (
 	_ stores.Store         = (*Store)(nil)
 	_ stores.HealthChecker = (*Store)(nil)
+	_ stores.CommitCounter = (*Store)(nil)
 )
 
 // Open opens (creating if needed) the store in dir. It fails fast, with an
@@ -256,6 +257,14 @@ func (s *Store) Close() error {
 		s.closeErr = errors.Join(cerr, s.db.Close())
 	})
 	return s.closeErr
+}
+
+// Commits is how many bbolt transactions the store committed since it
+// opened (stores.CommitCounter).
+func (s *Store) Commits() uint64 {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	return s.c.commits
 }
 
 // ---- the committer

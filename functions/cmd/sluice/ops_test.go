@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +119,13 @@ func TestServeOps(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(b), `sluice_requests_total{action="CreateQueue",error_code=""} 1`) {
 		t.Errorf("metrics: %d %.2000s", resp.StatusCode, b)
+	}
+	// The embedded store counts its durable commits: the queues file's
+	// queue, its deletion and its re-creation were one each at least.
+	if m := regexp.MustCompile(`(?m)^sluice_store_commits_total (\d+)$`).FindStringSubmatch(string(b)); m == nil {
+		t.Errorf("metrics: no sluice_store_commits_total")
+	} else if n, _ := strconv.Atoi(m[1]); n < 3 {
+		t.Errorf("sluice_store_commits_total %d, want at least 3", n)
 	}
 	for _, u := range []string{base + "/healthz", base + "/readyz", metrics + "/healthz", metrics + "/readyz"} {
 		resp, err := http.Get(u)
