@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -345,6 +346,17 @@ func (c *committer) loop() {
 		c.mu.Lock()
 		for c.open == nil && !c.stopping {
 			c.work.Wait()
+		}
+		if c.open != nil && !c.stopping {
+			// Let the operations that are runnable now submit theirs
+			// first: woken by the first submission, the loop would
+			// otherwise run ahead of them and commit one operation per
+			// transaction while the others wait for the next. On one
+			// CPU this halves the commits (two fsyncs each) a message
+			// costs, and doubles throughput.
+			c.mu.Unlock()
+			runtime.Gosched()
+			c.mu.Lock()
 		}
 		b := c.open
 		if b == nil {
