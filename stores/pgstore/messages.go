@@ -188,7 +188,7 @@ func (s *Store) sendTarget(ctx context.Context, name, id string) (string, bool, 
 // Combining: see combiner. Sends combine per queue incarnation, dedup
 // window and clock; deletes per queue incarnation, KeepExpired and clock.
 const (
-	combineLimit        = 2
+	combineLimit        = 1
 	maxCombinedMessages = 50
 	maxCombinedReceipts = 100
 )
