@@ -9,6 +9,7 @@
 #   SLUICE_CACHE=dir   where the tofu binary and the generated schemas are
 #                      kept between runs (default ${XDG_CACHE_HOME:-~/.cache}/sluice)
 #   TF_DIRS="..."      check only these directories (relative to terraform/)
+#   TF_JOBS=n          directories checked at once (default: one per CPU)
 #   CI=true            a missing tool (go, npm) fails instead of skipping
 set -euo pipefail
 
@@ -123,20 +124,40 @@ echo "=== tofu fmt -check -recursive terraform"
 
 dirs="${TF_DIRS:-$(cd terraform && ls -d modules/*/ examples/*/ 2>/dev/null | sed 's,/$,,')}"
 [ -n "$dirs" ] || { echo "test-terraform: FAILED: no modules or examples under terraform/"; exit 1; }
-for d in $dirs; do
-  # Each step exits on its own failure: set -e does not act in a
-  # subshell whose status is tested.
+# check_dir runs one directory's checks, its output to $2. Each step exits
+# on its own failure: set -e does not act in a function whose status is
+# tested.
+check_dir() {
   (
-    cd "$tmp/tree/terraform/$d" || exit 1
-    echo "=== $d: tofu init -backend=false"
-    "$tofu" init -backend=false -no-color >"$tmp/init.log" 2>&1 || { cat "$tmp/init.log"; exit 1; }
-    echo "=== $d: tofu validate"
+    cd "$tmp/tree/terraform/$1" || exit 1
+    echo "=== $1: tofu init -backend=false"
+    "$tofu" init -backend=false -no-color >"$2.init" 2>&1 || { cat "$2.init"; exit 1; }
+    echo "=== $1: tofu validate"
     "$tofu" validate -no-color || exit 1
     if compgen -G "*.tftest.hcl" >/dev/null || compgen -G "tests/*.tftest.hcl" >/dev/null; then
-      echo "=== $d: tofu test"
+      echo "=== $1: tofu test"
       "$tofu" test -no-color || exit 1
     fi
-  ) || fail "$d"
+  ) >"$2" 2>&1
+}
+
+# The directories are independent (each its own copy, the mirror only
+# read) and tofu is CPU-bound loading the providers' schemas, so they run
+# TF_JOBS at a time (default: one per CPU); their output is shown in order.
+jobs_max="${TF_JOBS:-$(nproc)}"
+mkdir -p "$tmp/logs"
+i=0
+for d in $dirs; do
+  i=$((i + 1))
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+  (if check_dir "$d" "$tmp/logs/$i"; then echo 0; else echo 1; fi >"$tmp/logs/$i.rc") &
+done
+wait
+i=0
+for d in $dirs; do
+  i=$((i + 1))
+  cat "$tmp/logs/$i"
+  [ "$(cat "$tmp/logs/$i.rc" 2>/dev/null)" = 0 ] || fail "$d"
 done
 [ $rc -eq 0 ] && echo "=== test-terraform: ok ($(echo "$dirs" | wc -w) directories, ${SECONDS}s)"
 exit $rc
