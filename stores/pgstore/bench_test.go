@@ -14,7 +14,12 @@ import (
 // without concurrency: round trips, planning and execution on the server.
 // With SLUICE_BENCH_ASYNC_COMMIT unset, each commit waits for its WAL flush
 // as in production. Run: go test -run '^$' -bench . ./stores/pgstore
-func benchLifecycles(b *testing.B, fifo bool, batch int) {
+//
+// With a backlog, every one of the 64 groups holds that many messages
+// before the loop starts and throughout it (each lifecycle sends as many
+// as it deletes), as under load: a delete then leaves its group a next
+// head, where without one it empties the group.
+func benchLifecycles(b *testing.B, fifo bool, batch, backlog int) {
 	s := newTestStore(b)
 	name := "bench"
 	if fifo {
@@ -23,6 +28,17 @@ func benchLifecycles(b *testing.B, fifo bool, batch int) {
 	q := createQueue(b, s, name, fifo)
 	ctx := context.Background()
 	n := 0
+	for range backlog * 64 / 10 {
+		msgs := make([]stores.NewMessage, 10)
+		for i := range msgs {
+			n++
+			msgs[i] = newMsg("m"+strconv.Itoa(n), "g"+strconv.Itoa(n%64), "d"+strconv.Itoa(n))
+		}
+		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs,
+			DedupWindow: 5 * time.Minute}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	b.ResetTimer()
 	for b.Loop() {
 		msgs := make([]stores.NewMessage, batch)
@@ -54,10 +70,12 @@ func benchLifecycles(b *testing.B, fifo bool, batch int) {
 	}
 }
 
-func BenchmarkFIFOLifecycle(b *testing.B)     { benchLifecycles(b, true, 1) }
-func BenchmarkFIFOBatch10(b *testing.B)       { benchLifecycles(b, true, 10) }
-func BenchmarkStandardLifecycle(b *testing.B) { benchLifecycles(b, false, 1) }
-func BenchmarkStandardBatch10(b *testing.B)   { benchLifecycles(b, false, 10) }
+func BenchmarkFIFOLifecycle(b *testing.B)        { benchLifecycles(b, true, 1, 0) }
+func BenchmarkFIFOBatch10(b *testing.B)          { benchLifecycles(b, true, 10, 0) }
+func BenchmarkStandardLifecycle(b *testing.B)    { benchLifecycles(b, false, 1, 0) }
+func BenchmarkStandardBatch10(b *testing.B)      { benchLifecycles(b, false, 10, 0) }
+func BenchmarkFIFOLifecycleBacklog(b *testing.B) { benchLifecycles(b, true, 1, 10) }
+func BenchmarkFIFOBatch10Backlog(b *testing.B)   { benchLifecycles(b, true, 10, 10) }
 
 // benchEmptyReceives measures a short-poll receive that finds nothing
 // while 64 messages (in 64 groups, on a FIFO queue) are in flight: the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -113,6 +114,87 @@ func TestSQLPinReceipt(t *testing.T) {
 				}
 				if c.Delivery.Found && messageExists(t, s, q, id) == rules.DeleteApplies(want, keep) {
 					t.Errorf("%s: sluice_delete deleted = %v, rules.DeleteApplies %v", name, !messageExists(t, s, q, id), rules.DeleteApplies(want, keep))
+				}
+			}
+		}
+	}
+}
+
+// sqlDeleteBatch runs sluice_delete on several receipts of q.
+func sqlDeleteBatch(t *testing.T, s *Store, q *stores.Queue, ids, tokens []string, keepExpired bool, now time.Time) []stores.ReceiptOutcome {
+	t.Helper()
+	var codes []int32
+	var fifo *bool
+	if err := s.pool.QueryRow(context.Background(), "SELECT * FROM sluice_delete($1, $2, $3, $4, $5, $6)",
+		q.Name, q.ID, ids, tokens, keepExpired, now).Scan(&codes, &fifo); err != nil {
+		t.Fatal(err)
+	}
+	if len(codes) != len(ids) {
+		t.Fatalf("sluice_delete gave %v for %d receipts", codes, len(ids))
+	}
+	outs := make([]stores.ReceiptOutcome, len(codes))
+	for i, c := range codes {
+		outs[i] = receiptOfCode(c)
+	}
+	return outs
+}
+
+// A batch of receipts (which sluice_delete takes in one statement where it
+// can) is judged as its receipts are one by one, in order: each by
+// rules.JudgeReceipt, and a receipt after another of the same message sees
+// what that one deleted.
+func TestSQLPinReceiptInBatches(t *testing.T) {
+	s := newTestStore(t)
+	for _, fifo := range []bool{false, true} {
+		for _, keep := range []bool{false, true} {
+			for _, c := range rulestest.ReceiptCases() {
+				first := rules.JudgeReceipt(c.Delivery, c.Token, c.Now)
+				// after is what a later receipt of the message with token
+				// tok is judged, once the first was.
+				after := func(tok string) stores.ReceiptOutcome {
+					if !c.Delivery.Found || rules.DeleteApplies(first, keep) {
+						return stores.ReceiptGone
+					}
+					return rules.JudgeReceipt(c.Delivery, tok, c.Now)
+				}
+				batches := []struct {
+					name   string
+					tokens []string // of the case's message; then a current receipt of another
+					want   []stores.ReceiptOutcome
+				}{
+					{"beside another message's current receipt", []string{c.Token}, []stores.ReceiptOutcome{first}},
+					{"twice", []string{c.Token, c.Token}, []stores.ReceiptOutcome{first, after(c.Token)}},
+					{"then its delivery's own", []string{c.Token, c.Delivery.Token}, []stores.ReceiptOutcome{first, after(c.Delivery.Token)}},
+				}
+				for _, b := range batches {
+					name := fmt.Sprintf("%s, %s (fifo %v, keepExpired %v)", c.Name, b.name, fifo, keep)
+					q := pinQueue(t, s, fifo, 0)
+					id := randomName("m-")
+					if c.Delivery.Found {
+						id = pinMessage(t, s, q, c.Now.Add(-2*time.Hour))
+						setDelivery(t, s, q, id, c.Delivery)
+					}
+					other := pinMessage(t, s, q, c.Now.Add(-time.Hour))
+					setDelivery(t, s, q, other, rules.Delivery{Found: true, Token: "other", VisibleAt: c.Now.Add(time.Hour)})
+					ids := []string{}
+					for range b.tokens {
+						ids = append(ids, id)
+					}
+					got := sqlDeleteBatch(t, s, q, append(ids, other), append(b.tokens, "other"), keep, c.Now)
+					want := append(b.want, stores.ReceiptCurrent)
+					if !slices.Equal(got, want) {
+						t.Errorf("%s: sluice_delete says %v, one by one %v", name, got, want)
+					}
+					deleted := false
+					for _, o := range want[:len(b.tokens)] {
+						deleted = deleted || rules.DeleteApplies(o, keep)
+					}
+					if c.Delivery.Found && messageExists(t, s, q, id) == deleted {
+						t.Errorf("%s: sluice_delete deleted = %v, one by one %v", name, !messageExists(t, s, q, id), deleted)
+					}
+					if messageExists(t, s, q, other) {
+						t.Errorf("%s: the other message's current receipt did not delete it", name)
+					}
 				}
 			}
 		}
