@@ -277,6 +277,11 @@ type Result struct {
 	// message returned (0 when the receive returned before the
 	// acknowledgement); for first receipts in the window.
 	Pickup Summary `json:"pickup"`
+	// PickupReceivable: as Pickup, but from when the message became
+	// receivable: the later of its send's acknowledgement and that of the
+	// delete of the message before it in its group (see freedBook). FIFO
+	// runs with one producer per group only.
+	PickupReceivable *Summary `json:"pickup_receivable,omitempty"`
 	// EndToEnd: the send started → the receive returned.
 	EndToEnd Summary `json:"end_to_end"`
 
@@ -353,6 +358,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		id:      randomID(),
 		log:     cfg.Log,
 	}
+	if cfg.FIFO && cfg.Groups >= cfg.Producers {
+		r.freed = newFreedBook(cfg.Groups)
+	}
 	if r.log == nil {
 		r.log = io.Discard
 	}
@@ -422,6 +430,7 @@ type runner struct {
 
 	ledger *ledger
 	order  *orderBook
+	freed  *freedBook // FIFO with one producer per group, else nil
 	errs   *errLog
 
 	sentAcked      atomic.Int64
@@ -437,7 +446,7 @@ type runner struct {
 
 // stats is one worker's: latencies of what it started in the window.
 type stats struct {
-	send, recv, del, pickup, e2e hist
+	send, recv, del, pickup, ready, e2e hist
 }
 
 func (r *runner) inWindow(t time.Time) bool {
@@ -531,6 +540,7 @@ func (r *runner) run(ctx context.Context) *Result {
 		all.recv.merge(&cons[i].recv)
 		all.del.merge(&cons[i].del)
 		all.pickup.merge(&cons[i].pickup)
+		all.ready.merge(&cons[i].ready)
 		all.e2e.merge(&cons[i].e2e)
 	}
 	window := cfg.Duration.Seconds()
@@ -552,6 +562,10 @@ func (r *runner) run(ctx context.Context) *Result {
 	}
 	if cfg.Batch {
 		res.SendAction, res.DeleteAction = "SendMessageBatch", "DeleteMessageBatch"
+	}
+	if r.freed != nil {
+		ready := all.ready.summary()
+		res.PickupReceivable = &ready
 	}
 	if window > 0 {
 		res.LifecyclesPerSec = float64(res.Lifecycles) / window
@@ -847,11 +861,17 @@ func (r *runner) observe(body string, done time.Time, doneNs int64, st *stats) {
 	}
 	if r.inWindow(done) {
 		r.winReceived.Add(1)
-		pickup := int64(0)
+		pickup, ready := int64(0), int64(0)
 		if ack > 0 {
 			pickup = max(doneNs-ack, 0)
+			if r.freed != nil {
+				ready = max(doneNs-r.freed.receivable(h.group, h.gseq, ack), 0)
+			}
 		}
 		st.pickup.add(time.Duration(pickup))
+		if r.freed != nil {
+			st.ready.add(time.Duration(ready))
+		}
 		st.e2e.add(time.Duration(doneNs - h.start))
 	}
 }
@@ -878,6 +898,11 @@ func (r *runner) deleteAll(ctx context.Context, msgs []types.Message, st *stats)
 		for _, f := range out.Failed {
 			r.errs.add("DeleteMessageBatch", fmt.Errorf("entry %s: %s: %s", aws.ToString(f.Id), aws.ToString(f.Code), aws.ToString(f.Message)))
 		}
+		for _, ok := range out.Successful {
+			if i, e := strconv.Atoi(strings.TrimPrefix(aws.ToString(ok.Id), "d")); e == nil && i >= 0 && i < len(msgs) {
+				r.noteFreed(msgs[i], done)
+			}
+		}
 		if r.inWindow(done) {
 			r.winDeleted.Add(int64(len(out.Successful)))
 		}
@@ -897,9 +922,21 @@ func (r *runner) deleteAll(ctx context.Context, msgs []types.Message, st *stats)
 		if r.inWindow(start) {
 			st.del.add(done.Sub(start))
 		}
+		r.noteFreed(m, done)
 		if r.inWindow(done) {
 			r.winDeleted.Add(1)
 		}
+	}
+}
+
+// noteFreed records that m's delete was acknowledged at done, which frees
+// its FIFO group for the next message.
+func (r *runner) noteFreed(m types.Message, done time.Time) {
+	if r.freed == nil {
+		return
+	}
+	if h, err := parseBody(aws.ToString(m.Body)); err == nil {
+		r.freed.freed(h.group, h.gseq, r.since(done))
 	}
 }
 

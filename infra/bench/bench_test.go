@@ -86,6 +86,16 @@ func TestRun(t *testing.T) {
 			if !res.OK() || res.QueueKept != "" {
 				t.Errorf("OK %v, queue kept: %q", res.OK(), res.QueueKept)
 			}
+			// From receivable: FIFO only, one figure per pickup, and never
+			// longer than the pickup from the send's acknowledgement.
+			switch pr := res.PickupReceivable; {
+			case !tc.fifo && pr != nil:
+				t.Errorf("a Standard run has a pickup from receivable: %+v", pr)
+			case tc.fifo && pr == nil:
+				t.Error("a FIFO run has no pickup from receivable")
+			case tc.fifo && (pr.Count != res.Pickup.Count || pr.P99Ms > res.Pickup.P99Ms || pr.MaxMs > res.Pickup.MaxMs):
+				t.Errorf("pickup from receivable %+v beside pickup %+v", pr, res.Pickup)
+			}
 			if tc.rate > 0 {
 				if max := tc.rate * 1.3; res.SentPerSec > max {
 					t.Errorf("sent %.1f/s, want at most %.1f/s at rate %.0f", res.SentPerSec, max, tc.rate)
@@ -124,6 +134,38 @@ func TestOrderBook(t *testing.T) {
 	o.see(3, 0, 3)
 	if o.violations != 1 || !strings.Contains(o.examples[0], "#3 after #4") {
 		t.Fatalf("violations %d: %v", o.violations, o.examples)
+	}
+}
+
+// A FIFO message became receivable when the delete of the one before it
+// in its group was acknowledged, if that came after its own send's.
+func TestFreedBook(t *testing.T) {
+	b := newFreedBook(4)
+	if got := b.receivable(1, 0, 100); got != 100 {
+		t.Errorf("first message of a group: %d, want its ack 100", got)
+	}
+	b.freed(1, 0, 250)
+	if got := b.receivable(1, 1, 200); got != 250 {
+		t.Errorf("sent before its predecessor's delete: %d, want the delete's 250", got)
+	}
+	if got := b.receivable(1, 1, 300); got != 300 {
+		t.Errorf("sent after its predecessor's delete: %d, want its ack 300", got)
+	}
+	// The predecessor's delete not recorded (yet): the send's ack.
+	if got := b.receivable(1, 2, 200); got != 200 {
+		t.Errorf("predecessor's delete unknown: %d, want its ack 200", got)
+	}
+	b.freed(1, 2, 400)
+	b.freed(1, 1, 500) // a late record of an earlier delete changes nothing
+	if got := b.receivable(1, 3, 350); got != 400 {
+		t.Errorf("after a late record: %d, want 400", got)
+	}
+	if got := b.receivable(2, 1, 200); got != 200 {
+		t.Errorf("another group's delete counted: %d, want 200", got)
+	}
+	b.freed(9, 0, 1)
+	if got := b.receivable(9, 1, 50); got != 50 {
+		t.Errorf("a group out of range: %d, want its ack 50", got)
 	}
 }
 

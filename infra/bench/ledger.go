@@ -190,3 +190,57 @@ func parseBody(s string) (bodyHeader, error) {
 	}
 	return bodyHeader{producer: int(f[0]), seq: f[1], group: int(f[2]), gseq: f[3], start: f[4]}, nil
 }
+
+// freedBook records, for each FIFO group, its latest message whose delete
+// was acknowledged, and when. A FIFO group's next message can be received
+// only once the one before it is deleted (or its visibility ends), so it
+// became receivable at the later of its send's acknowledgement and that
+// delete's: the pickup from there is the wait that a receive's wake-up
+// path decides, without the consumer's own turn around the group. It is
+// kept only while each group has one producer, whose numbers within the
+// group (gseq) are then the group's order. The delete's acknowledgement
+// comes after the store committed it, so the figure errs low by the
+// delete answer's way back to the consumer.
+type freedBook struct {
+	mu  sync.Mutex
+	seq []int64 // gseq of each group's latest deleted message; -1 none
+	at  []int64 // ns since the run's base when that delete was acknowledged
+}
+
+func newFreedBook(groups int) *freedBook {
+	b := &freedBook{seq: make([]int64, groups), at: make([]int64, groups)}
+	for i := range b.seq {
+		b.seq[i] = -1
+	}
+	return b
+}
+
+// freed records that the delete of message gseq of group was acknowledged
+// at at.
+func (b *freedBook) freed(group int, gseq, at int64) {
+	if group < 0 || group >= len(b.seq) {
+		return
+	}
+	b.mu.Lock()
+	if gseq > b.seq[group] {
+		b.seq[group], b.at[group] = gseq, at
+	}
+	b.mu.Unlock()
+}
+
+// receivable is when message gseq of group, acknowledged at ack, became
+// receivable: the acknowledgement of its predecessor's delete when that
+// came later, else ack. A predecessor whose delete is not recorded yet
+// (received in the same receive, or its acknowledgement still on its way)
+// counts as freed before ack, which errs high.
+func (b *freedBook) receivable(group int, gseq, ack int64) int64 {
+	if group < 0 || group >= len(b.seq) {
+		return ack
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.seq[group] == gseq-1 {
+		return max(ack, b.at[group])
+	}
+	return ack
+}

@@ -67,6 +67,10 @@ type lifecycleCell struct {
 	rounds                                          int
 	server, pg, wal, commits, pickupP99             float64
 	hasServer, hasPG, hasCommits, hasPickup, failed bool
+	// readyP99: the pickup p99 from when the message became receivable
+	// (Result.PickupReceivable), where the runs measured it.
+	readyP99 float64
+	hasReady bool
 }
 
 func median(xs []float64) float64 {
@@ -83,8 +87,8 @@ func median(xs []float64) float64 {
 
 func lifecycleCells(results []*Result) map[string]*lifecycleCell {
 	type acc struct {
-		server, pg, wal, commits, pickup []float64
-		failed                           bool
+		server, pg, wal, commits, pickup, ready []float64
+		failed                                  bool
 	}
 	accs := map[string]*acc{}
 	for _, r := range results {
@@ -101,6 +105,9 @@ func lifecycleCells(results []*Result) map[string]*lifecycleCell {
 		if strings.HasSuffix(r.Label, "/longpoll") {
 			if r.Pickup.Count > 0 {
 				a.pickup = append(a.pickup, r.Pickup.P99Ms)
+			}
+			if r.PickupReceivable != nil && r.PickupReceivable.Count > 0 {
+				a.ready = append(a.ready, r.PickupReceivable.P99Ms)
 			}
 			continue
 		}
@@ -126,6 +133,7 @@ func lifecycleCells(results []*Result) map[string]*lifecycleCell {
 			rounds: max(len(a.server), len(a.pg), len(a.pickup)),
 			server: median(a.server), pg: median(a.pg), wal: median(a.wal), commits: median(a.commits), pickupP99: median(a.pickup),
 			hasServer: len(a.server) > 0, hasPG: len(a.pg) > 0, hasCommits: len(a.commits) > 0, hasPickup: len(a.pickup) > 0, failed: a.failed,
+			readyP99: median(a.ready), hasReady: len(a.ready) > 0,
 		}
 	}
 	return cells
@@ -262,6 +270,9 @@ func WriteLifecycleTable(w io.Writer, results []*Result) {
 			mark := "met"
 			if c.pickupP99 > 5 || c.failed {
 				mark = "not met"
+			}
+			if c.hasReady {
+				mark += fmt.Sprintf("; %.1f ms from receivable", c.readyP99)
 			}
 			pick = append(pick, fmt.Sprintf("%s %.1f ms (%s)", sys, c.pickupP99, mark))
 		}

@@ -77,6 +77,14 @@ func TestLifecycleTableRatios(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
+	// The long poll's line gives the pickup p99 from receivable beside it.
+	lp := &Result{Label: "postgres/longpoll", WindowSec: 1, Lifecycles: 100, Checks: Checks{Drained: true},
+		Pickup: Summary{Count: 100, P99Ms: 7.2}, PickupReceivable: &Summary{Count: 100, P99Ms: 2.5}}
+	b.Reset()
+	WriteLifecycleTable(&b, append(results, lp))
+	if want := "postgres 7.2 ms (not met; 2.5 ms from receivable)"; !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
 	// A failed check takes the system out of the ratios.
 	results[0].Checks.Missing = 1
 	b.Reset()

@@ -69,6 +69,9 @@ func WriteText(w io.Writer, r *Result) {
 	row("ReceiveMessage", r.Receive)
 	row(r.DeleteAction, r.Delete)
 	row("pickup (send ack → receive returns)", r.Pickup)
+	if r.PickupReceivable != nil {
+		row("pickup from receivable (group freed)", *r.PickupReceivable)
+	}
 	row("end to end (send start → receive returns)", r.EndToEnd)
 	tw.Flush()
 	fmt.Fprintf(w, "  requests    %s; empty receives %d\n", requestsText(r.Requests), r.EmptyReceives)
