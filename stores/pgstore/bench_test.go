@@ -28,8 +28,9 @@ func benchLifecycles(b *testing.B, fifo bool, batch, backlog int) {
 	q := createQueue(b, s, name, fifo)
 	ctx := context.Background()
 	n := 0
-	for range backlog * 64 / 10 {
-		msgs := make([]stores.NewMessage, 10)
+	// send sends count new messages, spread over the 64 groups.
+	send := func(count int) {
+		msgs := make([]stores.NewMessage, count)
 		for i := range msgs {
 			n++
 			msgs[i] = newMsg("m"+strconv.Itoa(n), "g"+strconv.Itoa(n%64), "d"+strconv.Itoa(n))
@@ -39,17 +40,12 @@ func benchLifecycles(b *testing.B, fifo bool, batch, backlog int) {
 			b.Fatal(err)
 		}
 	}
+	for range backlog * 64 / 10 {
+		send(10)
+	}
 	b.ResetTimer()
 	for b.Loop() {
-		msgs := make([]stores.NewMessage, batch)
-		for i := range msgs {
-			n++
-			msgs[i] = newMsg("m"+strconv.Itoa(n), "g"+strconv.Itoa(n%64), "d"+strconv.Itoa(n))
-		}
-		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs,
-			DedupWindow: 5 * time.Minute}); err != nil {
-			b.Fatal(err)
-		}
+		send(batch)
 		token := "t" + strconv.Itoa(n)
 		res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: batch,
 			VisibilityTimeout: time.Minute, Token: token})
