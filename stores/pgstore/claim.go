@@ -30,36 +30,53 @@ import (
 // candidate is to be redriven, the message, and its order in the result.
 const claimRowCols = `redrive, ` + msgCols + `, ord1, ord2`
 
-// standardClaimSQL locks up to $4 visible messages, oldest (by seq) first,
-// skipping rows other transactions hold, walking (queue_id, seq) past the
-// few messages in flight or delayed at the front, and claims those received fewer
-// than $7 times. A row that another claimer updated and committed after
-// this statement's snapshot is re-checked by the row lock (READ COMMITTED
+// standardClaim is the Standard claim, as the statements' first common
+// table expressions (cand, upd) with the claim's clock (now), retention
+// cutoff (after) and visibility deadline (until) given as SQL expressions,
+// and its other inputs as parameters: $1 the queue's id, $4 how many, $6
+// the delivery's token, $7 the receive count from which a candidate is
+// redriven instead, $8 the message ids this claim took already. It locks
+// up to $4 visible messages, oldest (by seq) first, skipping rows other
+// transactions hold, walking (queue_id, seq) past the few messages in
+// flight or delayed at the front, and claims those received fewer than $7
+// times. A row that another claimer updated and committed after this
+// statement's snapshot is re-checked by the row lock (READ COMMITTED
 // follows the update chain and re-evaluates visible_at <= now), so it is
 // never handed out twice. If it is still visible, this claim skips it: the
 // update joins by ctid and cannot see the new version (see migration
 // 0003); the next claim takes it.
-const standardClaimSQL = `WITH cand AS (
+func standardClaim(now, after, until string) string {
+	return `cand AS (
 		SELECT ctid, message_id, seq, visible_at, receive_count FROM messages
-		WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3 AND message_id <> ALL($8::text[])
+		WHERE queue_id = $1 AND seq > 0 AND visible_at <= ` + now + ` AND sent_at > ` + after + `
+		  AND message_id <> ALL($8::text[])
 		ORDER BY seq
 		LIMIT $4
 		FOR UPDATE SKIP LOCKED
 	), upd AS (
 		UPDATE messages m SET receive_count = m.receive_count + 1,
-			first_received_at = coalesce(m.first_received_at, $2),
-			visible_at = $5, token = $6
+			first_received_at = coalesce(m.first_received_at, ` + now + `),
+			visible_at = ` + until + `, token = $6
 		FROM cand
 		WHERE m.ctid = cand.ctid AND cand.receive_count < $7
 		RETURNING m.*, 0::float8 AS ord1, m.seq AS ord2
-	)
-	SELECT false AS redrive, ` + msgCols + `, ord1, ord2 FROM upd
-	UNION ALL
-	SELECT true, m.message_id, m.seq, m.group_id, m.dedup_id, m.body, m.attributes, m.system_attributes,
+	)`
+}
+
+// standardRedriveSQL is the rows of a Standard claim's candidates to be
+// redriven, after its rows claimed (upd).
+const standardRedriveSQL = `SELECT true, m.message_id, m.seq, m.group_id, m.dedup_id, m.body, m.attributes, m.system_attributes,
 		m.md5_body, m.md5_attributes, m.md5_system, m.sender_id, m.sent_at, m.receive_count,
 		m.first_received_at, m.dead_letter_source, 0::float8, m.seq
 	FROM cand JOIN messages m ON m.ctid = cand.ctid
 	WHERE cand.receive_count >= $7`
+
+// standardClaimSQL is the general path's Standard claim ($2 now, $3 the
+// retention cutoff, $5 the visibility deadline).
+var standardClaimSQL = `WITH ` + standardClaim("$2", "$3", "$5") + `
+	SELECT false AS redrive, ` + msgCols + `, ord1, ord2 FROM upd
+	UNION ALL
+	` + standardRedriveSQL
 
 // fifoClaimSQL claims from a FIFO queue's groups in the order their heads
 // became receivable (avail_at, then head_seq), one group lock at a time:
@@ -118,9 +135,30 @@ const receiveCols = ` AS (r_redrive boolean, r_message_id text, r_seq bigint, r_
 // sluice_fifo_receive_next.
 const fifoReceiveSQL = `SELECT * FROM sluice_fifo_receive_next($1, $2, $3, $4, $5, $6, $7)` + receiveCols
 
-// standardReceiveSQL is the one-statement Standard claim: see
-// sluice_standard_receive_next.
-const standardReceiveSQL = `SELECT * FROM sluice_standard_receive_next($1, $2, $3, $4, $5, $6)` + receiveCols
+// standardReceiveSQL is the one-statement Standard claim, in plain SQL
+// (a PL/pgSQL function's entry and its RETURN QUERY cost about as much
+// PostgreSQL CPU as the claim itself): $1 the queue's id, $2 now (NULL:
+// the database clock), $3 its name, $4 how many, $5 the visibility timeout
+// in microseconds, $6 the token; $7 and $8 as in standardClaim (nothing is
+// redriven on this path: MaxInt32, and none taken). The queue's retention
+// comes from its row. When it got nothing, one row says when to look
+// again, from sluice_standard_next: a volatile function, so its statement
+// takes a snapshot of its own and sees what committed while the claim ran,
+// and only called then (its branch's condition holds for the whole
+// statement or not at all). No row at all: the queue is gone.
+var standardReceiveSQL = `WITH q AS (
+		SELECT id, coalesce($2::timestamptz, now()) AS now,
+			CASE WHEN retention_us > 0 THEN coalesce($2::timestamptz, now()) - retention_us * interval '1 microsecond'
+				ELSE '-infinity' END AS after
+		FROM queues WHERE name = $3 AND id = $1
+	), ` + standardClaim("(SELECT now FROM q)", "(SELECT after FROM q)",
+	"(SELECT now FROM q) + $5::bigint * interval '1 microsecond'") + `
+	SELECT false, ` + msgCols + `, ord1, ord2, NULL::timestamptz, false FROM upd
+	UNION ALL
+	SELECT false, '', 0::bigint, '', '', '', NULL::bytea, NULL::bytea, '', '', '', '', q.now, 0,
+		NULL::timestamptz, '', 0::float8, 0::bigint, n.r_next, n.r_receivable
+	FROM q, sluice_standard_next(q.id, q.now, q.after) n
+	WHERE NOT EXISTS (SELECT 1 FROM upd)`
 
 // After a claim that got nothing, one more statement says when the next
 // message becomes visible (NextChange) and whether one is receivable now:
@@ -152,9 +190,10 @@ func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fif
 	}
 	err := s.retry(ctx, func() error {
 		res.Messages, res.NextChange, res.Contended = nil, time.Time{}, false
-		args := []any{p.QueueName, p.QueueID, nowArg(p.Now), p.Max, micros(max(p.VisibilityTimeout, 0)), p.Token}
+		vt := micros(max(p.VisibilityTimeout, 0))
+		args := []any{p.QueueID, nowArg(p.Now), p.QueueName, p.Max, vt, p.Token, math.MaxInt32, []string{}}
 		if fifo {
-			args = append(args, sweep)
+			args = []any{p.QueueName, p.QueueID, nowArg(p.Now), p.Max, vt, p.Token, sweep}
 		}
 		rows, err := s.pool.Query(ctx, claimSQL, args...)
 		if err != nil {
@@ -162,7 +201,9 @@ func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fif
 		}
 		defer rows.Close()
 		var out []claimRow
+		answered := false // a row came: the queue is there
 		for rows.Next() {
+			answered = true
 			var r claimRow
 			var ord2 int64
 			var next *time.Time
@@ -190,6 +231,9 @@ func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fif
 				return stores.ErrQueueNotFound
 			}
 			return err
+		}
+		if !answered {
+			return stores.ErrQueueNotFound
 		}
 		sort.SliceStable(out, func(i, j int) bool {
 			if out[i].ord1 != out[j].ord1 {

@@ -130,6 +130,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		onNotice := opts.OnNotice
 		cfg.ConnConfig.OnNotice = func(_ *pgconn.PgConn, n *pgconn.Notice) { onNotice(n) }
 	}
+	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
+		// Generic plans: the hot statements are written for them (every
+		// index leads with queue_id, partial ones state their predicates),
+		// and the planner otherwise plans a statement with a LIMIT or an
+		// array parameter again on every execution, because it costs the
+		// generic plan's unknown limit or array length above the custom
+		// plans' known ones: that planning cost more than the execution.
+		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	}
 	if opts.Schema != "" {
 		if err := ensureSchema(ctx, cfg.ConnConfig, opts.Schema); err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/stores"
 )
 
 // databaseURL returns DATABASE_URL. Without it the test is skipped, except
@@ -88,5 +91,40 @@ func TestHealth(t *testing.T) {
 	s.Close()
 	if err := s.Health(context.Background()); err == nil {
 		t.Fatal("health of a closed store: nil")
+	}
+}
+
+// A receive or a delete on a queue deleted since the store last saw it (its
+// kind still cached: the one-statement paths) finds it gone.
+func TestGoneQueueOnTheOneStatementPaths(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	for _, fifo := range []bool{false, true} {
+		name := randomName("gone-")
+		if fifo {
+			name += ".fifo"
+		}
+		q := createQueue(t, s, name, fifo)
+		if _, ok := s.fifoOf(q.ID); !ok {
+			t.Fatalf("%s: the store does not know the queue's kind after creating it", name)
+		}
+		claim := &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1, VisibilityTimeout: time.Minute, Token: "t"}
+		// The first claim sweeps, on the general path; the next one, soon
+		// after, does not.
+		if _, err := s.MessageClaim(ctx, claim); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.MessageClaim(ctx, claim)
+		if !errors.Is(err, stores.ErrQueueNotFound) {
+			t.Errorf("%s: MessageClaim gave %v, want ErrQueueNotFound", name, err)
+		}
+		_, err = s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
+			Receipts: []stores.Receipt{{MessageID: "m", Token: "t"}}})
+		if !errors.Is(err, stores.ErrQueueNotFound) {
+			t.Errorf("%s: MessageDelete gave %v, want ErrQueueNotFound", name, err)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -79,46 +80,16 @@ func messageExists(t *testing.T, s *Store, q *stores.Queue, id string) bool {
 	return ok
 }
 
-// sqlDelete runs sluice_delete on one receipt.
-func sqlDelete(t *testing.T, s *Store, q *stores.Queue, id, token string, keepExpired bool, now time.Time) stores.ReceiptOutcome {
-	t.Helper()
-	var codes []int32
-	var fifo *bool
-	if err := s.pool.QueryRow(context.Background(), "SELECT * FROM sluice_delete($1, $2, $3, $4, $5, $6)",
-		q.Name, q.ID, []string{id}, []string{token}, keepExpired, now).Scan(&codes, &fifo); err != nil {
-		t.Fatal(err)
-	}
-	if len(codes) != 1 {
-		t.Fatalf("sluice_delete gave %v", codes)
-	}
-	return receiptOfCode(codes[0])
+// A deleter judges and deletes receipts of q in one call: sluice_delete
+// itself, or the store's MessageDelete, which on a Standard queue deletes
+// current receipts with standardDeleteSQL and leaves only the rest to
+// sluice_delete.
+type deleter struct {
+	name string
+	del  func(t *testing.T, s *Store, q *stores.Queue, ids, tokens []string, keepExpired bool, now time.Time) []stores.ReceiptOutcome
 }
 
-// sluice_delete's outcome codes and what it deletes are rules.JudgeReceipt
-// and rules.DeleteApplies.
-func TestSQLPinReceipt(t *testing.T) {
-	s := newTestStore(t)
-	for _, fifo := range []bool{false, true} {
-		for _, keep := range []bool{false, true} {
-			for _, c := range rulestest.ReceiptCases() {
-				name := fmt.Sprintf("%s (fifo %v, keepExpired %v)", c.Name, fifo, keep)
-				q := pinQueue(t, s, fifo, 0)
-				id := randomName("m-")
-				if c.Delivery.Found {
-					id = pinMessage(t, s, q, c.Now.Add(-2*time.Hour))
-					setDelivery(t, s, q, id, c.Delivery)
-				}
-				want := rules.JudgeReceipt(c.Delivery, c.Token, c.Now)
-				if got := sqlDelete(t, s, q, id, c.Token, keep, c.Now); got != want {
-					t.Errorf("%s: sluice_delete says %v, rules.JudgeReceipt %v", name, got, want)
-				}
-				if c.Delivery.Found && messageExists(t, s, q, id) == rules.DeleteApplies(want, keep) {
-					t.Errorf("%s: sluice_delete deleted = %v, rules.DeleteApplies %v", name, !messageExists(t, s, q, id), rules.DeleteApplies(want, keep))
-				}
-			}
-		}
-	}
-}
+var deleters = []deleter{{"sluice_delete", sqlDeleteBatch}, {"MessageDelete", storeDelete}}
 
 // sqlDeleteBatch runs sluice_delete on several receipts of q.
 func sqlDeleteBatch(t *testing.T, s *Store, q *stores.Queue, ids, tokens []string, keepExpired bool, now time.Time) []stores.ReceiptOutcome {
@@ -139,61 +110,111 @@ func sqlDeleteBatch(t *testing.T, s *Store, q *stores.Queue, ids, tokens []strin
 	return outs
 }
 
-// A batch of receipts (which sluice_delete takes in one statement where it
-// can) is judged as its receipts are one by one, in order: each by
-// rules.JudgeReceipt, and a receipt after another of the same message sees
-// what that one deleted.
-func TestSQLPinReceiptInBatches(t *testing.T) {
+// storeDelete runs MessageDelete on several receipts of q.
+func storeDelete(t *testing.T, s *Store, q *stores.Queue, ids, tokens []string, keepExpired bool, now time.Time) []stores.ReceiptOutcome {
+	t.Helper()
+	if fifo, ok := s.fifoOf(q.ID); !ok || fifo != q.FIFO {
+		t.Fatalf("the store does not know queue %s's kind: MessageDelete would not take its path for it", q.Name)
+	}
+	p := &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID, KeepExpired: keepExpired, Now: now}
+	for i := range ids {
+		p.Receipts = append(p.Receipts, stores.Receipt{MessageID: ids[i], Token: tokens[i]})
+	}
+	outs, err := s.MessageDelete(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != len(ids) {
+		t.Fatalf("MessageDelete gave %v for %d receipts", outs, len(ids))
+	}
+	return outs
+}
+
+// What sluice_delete and MessageDelete answer for a receipt, and whether
+// they delete its message, are rules.JudgeReceipt and rules.DeleteApplies.
+func TestSQLPinReceipt(t *testing.T) {
 	s := newTestStore(t)
-	for _, fifo := range []bool{false, true} {
-		for _, keep := range []bool{false, true} {
-			for _, c := range rulestest.ReceiptCases() {
-				first := rules.JudgeReceipt(c.Delivery, c.Token, c.Now)
-				// after is what a later receipt of the message with token
-				// tok is judged, once the first was.
-				after := func(tok string) stores.ReceiptOutcome {
-					if !c.Delivery.Found || rules.DeleteApplies(first, keep) {
-						return stores.ReceiptGone
-					}
-					return rules.JudgeReceipt(c.Delivery, tok, c.Now)
-				}
-				batches := []struct {
-					name   string
-					tokens []string // of the case's message; then a current receipt of another
-					want   []stores.ReceiptOutcome
-				}{
-					{"beside another message's current receipt", []string{c.Token}, []stores.ReceiptOutcome{first}},
-					{"twice", []string{c.Token, c.Token}, []stores.ReceiptOutcome{first, after(c.Token)}},
-					{"then its delivery's own", []string{c.Token, c.Delivery.Token}, []stores.ReceiptOutcome{first, after(c.Delivery.Token)}},
-				}
-				for _, b := range batches {
-					name := fmt.Sprintf("%s, %s (fifo %v, keepExpired %v)", c.Name, b.name, fifo, keep)
+	for _, d := range deleters {
+		for _, fifo := range []bool{false, true} {
+			for _, keep := range []bool{false, true} {
+				for _, c := range rulestest.ReceiptCases() {
+					name := fmt.Sprintf("%s (fifo %v, keepExpired %v)", c.Name, fifo, keep)
 					q := pinQueue(t, s, fifo, 0)
 					id := randomName("m-")
 					if c.Delivery.Found {
 						id = pinMessage(t, s, q, c.Now.Add(-2*time.Hour))
 						setDelivery(t, s, q, id, c.Delivery)
 					}
-					other := pinMessage(t, s, q, c.Now.Add(-time.Hour))
-					setDelivery(t, s, q, other, rules.Delivery{Found: true, Token: "other", VisibleAt: c.Now.Add(time.Hour)})
-					ids := []string{}
-					for range b.tokens {
-						ids = append(ids, id)
+					want := rules.JudgeReceipt(c.Delivery, c.Token, c.Now)
+					if got := d.del(t, s, q, []string{id}, []string{c.Token}, keep, c.Now)[0]; got != want {
+						t.Errorf("%s: %s says %v, rules.JudgeReceipt %v", name, d.name, got, want)
 					}
-					got := sqlDeleteBatch(t, s, q, append(ids, other), append(b.tokens, "other"), keep, c.Now)
-					want := append(b.want, stores.ReceiptCurrent)
-					if !slices.Equal(got, want) {
-						t.Errorf("%s: sluice_delete says %v, one by one %v", name, got, want)
+					if c.Delivery.Found && messageExists(t, s, q, id) == rules.DeleteApplies(want, keep) {
+						t.Errorf("%s: %s deleted = %v, rules.DeleteApplies %v", name, d.name, !messageExists(t, s, q, id), rules.DeleteApplies(want, keep))
 					}
-					deleted := false
-					for _, o := range want[:len(b.tokens)] {
-						deleted = deleted || rules.DeleteApplies(o, keep)
+				}
+			}
+		}
+	}
+}
+
+// A batch of receipts (which sluice_delete takes in one statement where it
+// can, and MessageDelete in at most two) is judged as its receipts are one
+// by one, in order: each by rules.JudgeReceipt, and a receipt after another
+// of the same message sees what that one deleted.
+func TestSQLPinReceiptInBatches(t *testing.T) {
+	s := newTestStore(t)
+	for _, d := range deleters {
+		for _, fifo := range []bool{false, true} {
+			for _, keep := range []bool{false, true} {
+				for _, c := range rulestest.ReceiptCases() {
+					first := rules.JudgeReceipt(c.Delivery, c.Token, c.Now)
+					// after is what a later receipt of the message with token
+					// tok is judged, once the first was.
+					after := func(tok string) stores.ReceiptOutcome {
+						if !c.Delivery.Found || rules.DeleteApplies(first, keep) {
+							return stores.ReceiptGone
+						}
+						return rules.JudgeReceipt(c.Delivery, tok, c.Now)
 					}
-					if c.Delivery.Found && messageExists(t, s, q, id) == deleted {
-						t.Errorf("%s: sluice_delete deleted = %v, one by one %v", name, !messageExists(t, s, q, id), deleted)
+					batches := []struct {
+						name   string
+						tokens []string // of the case's message; then a current receipt of another
+						want   []stores.ReceiptOutcome
+					}{
+						{"beside another message's current receipt", []string{c.Token}, []stores.ReceiptOutcome{first}},
+						{"twice", []string{c.Token, c.Token}, []stores.ReceiptOutcome{first, after(c.Token)}},
+						{"then its delivery's own", []string{c.Token, c.Delivery.Token}, []stores.ReceiptOutcome{first, after(c.Delivery.Token)}},
 					}
-					if messageExists(t, s, q, other) {
-						t.Errorf("%s: the other message's current receipt did not delete it", name)
+					for _, b := range batches {
+						name := fmt.Sprintf("%s, %s (fifo %v, keepExpired %v)", c.Name, b.name, fifo, keep)
+						q := pinQueue(t, s, fifo, 0)
+						id := randomName("m-")
+						if c.Delivery.Found {
+							id = pinMessage(t, s, q, c.Now.Add(-2*time.Hour))
+							setDelivery(t, s, q, id, c.Delivery)
+						}
+						other := pinMessage(t, s, q, c.Now.Add(-time.Hour))
+						setDelivery(t, s, q, other, rules.Delivery{Found: true, Token: "other", VisibleAt: c.Now.Add(time.Hour)})
+						ids := []string{}
+						for range b.tokens {
+							ids = append(ids, id)
+						}
+						got := d.del(t, s, q, append(ids, other), append(b.tokens, "other"), keep, c.Now)
+						want := append(b.want, stores.ReceiptCurrent)
+						if !slices.Equal(got, want) {
+							t.Errorf("%s: %s says %v, one by one %v", name, d.name, got, want)
+						}
+						deleted := false
+						for _, o := range want[:len(b.tokens)] {
+							deleted = deleted || rules.DeleteApplies(o, keep)
+						}
+						if c.Delivery.Found && messageExists(t, s, q, id) == deleted {
+							t.Errorf("%s: %s deleted = %v, one by one %v", name, d.name, !messageExists(t, s, q, id), deleted)
+						}
+						if messageExists(t, s, q, other) {
+							t.Errorf("%s: the other message's current receipt did not delete it", name)
+						}
 					}
 				}
 			}
@@ -258,7 +279,10 @@ func TestSQLPinRetention(t *testing.T) {
 	}
 	probes := []probe{
 		{"sluice_delete", true, both, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
-			return sqlDelete(t, s, q, id, "tok", false, now) != stores.ReceiptGone
+			return sqlDeleteBatch(t, s, q, []string{id}, []string{"tok"}, false, now)[0] != stores.ReceiptGone
+		}},
+		{"MessageDelete", true, both, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+			return storeDelete(t, s, q, []string{id}, []string{"tok"}, false, now)[0] != stores.ReceiptGone
 		}},
 		{"MessageChangeVisibility", true, both, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
 			res, err := s.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{QueueName: q.Name, QueueID: q.ID,
@@ -268,11 +292,11 @@ func TestSQLPinRetention(t *testing.T) {
 			}
 			return res.Outcome != stores.ReceiptGone
 		}},
-		{"sluice_standard_receive_next", false, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
-			return claims(standardReceiveSQL, q.Name, q.ID, now, 10, int64(60e6), "new")
+		{"standardReceiveSQL", false, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+			return claims(standardReceiveSQL, q.ID, now, q.Name, 10, int64(60e6), "new", math.MaxInt32, []string{})
 		}},
-		{"sluice_standard_receive_next, nothing to claim", true, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
-			claimed, next := receive(standardReceiveSQL, q.Name, q.ID, now, 10, int64(60e6), "new")
+		{"standardReceiveSQL, nothing to claim", true, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+			claimed, next := receive(standardReceiveSQL, q.ID, now, q.Name, 10, int64(60e6), "new", math.MaxInt32, []string{})
 			return claimed || next != nil
 		}},
 		{"sluice_fifo_receive_next", false, []bool{true}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
