@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/rules"
@@ -121,44 +120,57 @@ func (t *txn) claimRows(ctx context.Context, fifo bool, sql string, args ...any)
 	return out, nil
 }
 
-// receiveCols are the rows of the one-statement receives: as
-// claimRowCols, then NextChange and whether a message is receivable now,
-// which only the row of a receive that got nothing (its message id empty)
-// carries.
-const receiveCols = ` AS (r_redrive boolean, r_message_id text, r_seq bigint, r_group_id text, r_dedup_id text, r_body text,
-	r_attributes bytea, r_system_attributes bytea, r_md5_body text, r_md5_attributes text,
-	r_md5_system text, r_sender_id text, r_sent_at timestamptz, r_receive_count integer,
-	r_first_received_at timestamptz, r_dead_letter_source text, r_ord1 float8, r_ord2 bigint,
-	r_next timestamptz, r_receivable boolean)`
+// The one-statement receives are plain SQL, without a PL/pgSQL wrapper's
+// function entry and RETURN QUERY layer.
+// Their parameters: $1 the queue's id, $2 now (NULL: the database clock),
+// $3 its name, $4 how many, $5 the visibility timeout in microseconds, $6
+// the delivery's token. Their rows: as claimRowCols, then NextChange and
+// whether a message is receivable now, which only the row of a receive that
+// got nothing (its message id empty) carries. No row at all: the queue is
+// gone.
 
-// fifoReceiveSQL is the one-statement FIFO claim: see
-// sluice_fifo_receive_next.
-const fifoReceiveSQL = `SELECT * FROM sluice_fifo_receive_next($1, $2, $3, $4, $5, $6, $7)` + receiveCols
-
-// standardReceiveSQL is the one-statement Standard claim, in plain SQL
-// (a PL/pgSQL function's entry and its RETURN QUERY cost about as much
-// PostgreSQL CPU as the claim itself): $1 the queue's id, $2 now (NULL:
-// the database clock), $3 its name, $4 how many, $5 the visibility timeout
-// in microseconds, $6 the token; $7 and $8 as in standardClaim (nothing is
-// redriven on this path: MaxInt32, and none taken). The queue's retention
-// comes from its row. When it got nothing, one row says when to look
-// again, from sluice_standard_next: a volatile function, so its statement
-// takes a snapshot of its own and sees what committed while the claim ran,
-// and only called then (its branch's condition holds for the whole
-// statement or not at all). No row at all: the queue is gone.
-var standardReceiveSQL = `WITH q AS (
+// receiveQueueSQL is their first table expression: the queue's row, the
+// claim's clock and its retention cutoff.
+const receiveQueueSQL = `q AS (
 		SELECT id, coalesce($2::timestamptz, now()) AS now,
 			CASE WHEN retention_us > 0 THEN coalesce($2::timestamptz, now()) - retention_us * interval '1 microsecond'
 				ELSE '-infinity' END AS after
 		FROM queues WHERE name = $3 AND id = $1
-	), ` + standardClaim("(SELECT now FROM q)", "(SELECT after FROM q)",
-	"(SELECT now FROM q) + $5::bigint * interval '1 microsecond'") + `
+	)`
+
+// receiveUntilSQL is the claim's visibility deadline.
+const receiveUntilSQL = `(SELECT now FROM q) + $5::bigint * interval '1 microsecond'`
+
+// nothingReceivedSQL is their last branch: when the claim (its rows in
+// claimed) got nothing, one row that says when to look again, from next
+// (sluice_standard_next or sluice_fifo_next): a volatile function, so its
+// statement takes a snapshot of its own and sees what committed while the
+// claim ran, and called only then (the condition holds for the whole
+// statement or not at all).
+func nothingReceivedSQL(claimed, next string) string {
+	return `SELECT false, '', 0::bigint, '', '', '', NULL::bytea, NULL::bytea, '', '', '', '', q.now, 0,
+		NULL::timestamptz, '', 0::float8, 0::bigint, n.r_next, n.r_receivable
+	FROM q, ` + next + `(q.id, q.now, q.after) n
+	WHERE NOT EXISTS (SELECT 1 FROM ` + claimed + `)`
+}
+
+// fifoReceiveSQL is the one-statement FIFO claim: sluice_fifo_claim, with
+// nothing to redrive and none taken before; $7 whether it sweeps first.
+var fifoReceiveSQL = `WITH ` + receiveQueueSQL + `, c AS (
+		SELECT c.* FROM q, sluice_fifo_claim(q.id, q.now, q.after, $4, ` + receiveUntilSQL + `, $6,
+			2147483647, '{}', $7) c
+	)
+	SELECT c.*, NULL::timestamptz, false FROM c
+	UNION ALL
+	` + nothingReceivedSQL("c", "sluice_fifo_next")
+
+// standardReceiveSQL is the one-statement Standard claim: standardClaim,
+// with nothing to redrive ($7 MaxInt32) and none taken before ($8).
+var standardReceiveSQL = `WITH ` + receiveQueueSQL + `, ` +
+	standardClaim("(SELECT now FROM q)", "(SELECT after FROM q)", receiveUntilSQL) + `
 	SELECT false, ` + msgCols + `, ord1, ord2, NULL::timestamptz, false FROM upd
 	UNION ALL
-	SELECT false, '', 0::bigint, '', '', '', NULL::bytea, NULL::bytea, '', '', '', '', q.now, 0,
-		NULL::timestamptz, '', 0::float8, 0::bigint, n.r_next, n.r_receivable
-	FROM q, sluice_standard_next(q.id, q.now, q.after) n
-	WHERE NOT EXISTS (SELECT 1 FROM upd)`
+	` + nothingReceivedSQL("upd", "sluice_standard_next")
 
 // After a claim that got nothing, one more statement says when the next
 // message becomes visible (NextChange) and whether one is receivable now:
@@ -190,10 +202,11 @@ func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fif
 	}
 	err := s.retry(ctx, func() error {
 		res.Messages, res.NextChange, res.Contended = nil, time.Time{}, false
-		vt := micros(max(p.VisibilityTimeout, 0))
-		args := []any{p.QueueID, nowArg(p.Now), p.QueueName, p.Max, vt, p.Token, math.MaxInt32, []string{}}
+		args := []any{p.QueueID, nowArg(p.Now), p.QueueName, p.Max, micros(max(p.VisibilityTimeout, 0)), p.Token}
 		if fifo {
-			args = []any{p.QueueName, p.QueueID, nowArg(p.Now), p.Max, vt, p.Token, sweep}
+			args = append(args, sweep)
+		} else {
+			args = append(args, math.MaxInt32, []string{})
 		}
 		rows, err := s.pool.Query(ctx, claimSQL, args...)
 		if err != nil {
@@ -226,10 +239,6 @@ func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fif
 			out = append(out, r)
 		}
 		if err := rows.Err(); err != nil {
-			var pe *pgconn.PgError
-			if errors.As(err, &pe) && pe.Code == "P0002" {
-				return stores.ErrQueueNotFound
-			}
 			return err
 		}
 		if !answered {

@@ -445,8 +445,7 @@ func (s *Store) deleteCombined(ctx context.Context, _ string, reqs []*stores.Mes
 // standardDeleteSQL deletes the messages of a Standard queue ($1 name, $2
 // id) whose receipts ($3 message ids, distinct, $4 tokens) are current at
 // $5 (NULL: the database clock), in plain SQL: the common delete, without
-// sluice_delete's PL/pgSQL entry (about as much PostgreSQL CPU as the
-// deletes themselves). Current is rules.JudgeReceipt's ReceiptCurrent, as
+// sluice_delete's PL/pgSQL entry and loop. Current is rules.JudgeReceipt's ReceiptCurrent, as
 // in sluice_delete's first statement: the message is there and retained,
 // the receipt's token is its delivery's, not empty, and the delivery is in
 // flight. The ids find the rows (= ANY, an index condition: by the join

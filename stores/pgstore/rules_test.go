@@ -299,11 +299,11 @@ func TestSQLPinRetention(t *testing.T) {
 			claimed, next := receive(standardReceiveSQL, q.ID, now, q.Name, 10, int64(60e6), "new", math.MaxInt32, []string{})
 			return claimed || next != nil
 		}},
-		{"sluice_fifo_receive_next", false, []bool{true}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
-			return claims(fifoReceiveSQL, q.Name, q.ID, now, 10, int64(60e6), "new", false)
+		{"fifoReceiveSQL", false, []bool{true}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+			return claims(fifoReceiveSQL, q.ID, now, q.Name, 10, int64(60e6), "new", false)
 		}},
-		{"sluice_fifo_receive_next, sweeping", false, []bool{true}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
-			return claims(fifoReceiveSQL, q.Name, q.ID, now, 10, int64(60e6), "new", true) && messageExists(t, s, q, id)
+		{"fifoReceiveSQL, sweeping", false, []bool{true}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+			return claims(fifoReceiveSQL, q.ID, now, q.Name, 10, int64(60e6), "new", true) && messageExists(t, s, q, id)
 		}},
 		{"MessageClaim", false, both, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
 			// No QueueID: the general path, which sweeps and claims on a
