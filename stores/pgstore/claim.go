@@ -129,10 +129,13 @@ func (t *txn) claimRows(ctx context.Context, fifo bool, sql string, args ...any)
 // got nothing (its message id empty) carries. No row at all: the queue is
 // gone.
 
-// receiveQueueSQL is their first table expression: the queue's row, the
-// claim's clock and its retention cutoff.
-const receiveQueueSQL = `q AS (
-		SELECT id, coalesce($2::timestamptz, now()) AS now,
+// queueNowSQL is the first table expression of the one-statement receives
+// and of the plain Standard delete: the queue's row ($1 id, $3 name), the
+// operation's clock ($2, NULL: the database's) and its retention cutoff
+// (after: what was sent at or before it is past retention, as
+// rules.Retained says).
+const queueNowSQL = `q AS (
+		SELECT id, fifo, coalesce($2::timestamptz, now()) AS now,
 			CASE WHEN retention_us > 0 THEN coalesce($2::timestamptz, now()) - retention_us * interval '1 microsecond'
 				ELSE '-infinity' END AS after
 		FROM queues WHERE name = $3 AND id = $1
@@ -156,7 +159,7 @@ func nothingReceivedSQL(claimed, next string) string {
 
 // fifoReceiveSQL is the one-statement FIFO claim: sluice_fifo_claim, with
 // nothing to redrive and none taken before; $7 whether it sweeps first.
-var fifoReceiveSQL = `WITH ` + receiveQueueSQL + `, c AS (
+var fifoReceiveSQL = `WITH ` + queueNowSQL + `, c AS (
 		SELECT c.* FROM q, sluice_fifo_claim(q.id, q.now, q.after, $4, ` + receiveUntilSQL + `, $6,
 			2147483647, '{}', $7) c
 	)
@@ -166,7 +169,7 @@ var fifoReceiveSQL = `WITH ` + receiveQueueSQL + `, c AS (
 
 // standardReceiveSQL is the one-statement Standard claim: standardClaim,
 // with nothing to redrive ($7 MaxInt32) and none taken before ($8).
-var standardReceiveSQL = `WITH ` + receiveQueueSQL + `, ` +
+var standardReceiveSQL = `WITH ` + queueNowSQL + `, ` +
 	standardClaim("(SELECT now FROM q)", "(SELECT after FROM q)", receiveUntilSQL) + `
 	SELECT false, ` + msgCols + `, ord1, ord2, NULL::timestamptz, false FROM upd
 	UNION ALL

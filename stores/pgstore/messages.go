@@ -442,26 +442,22 @@ func (s *Store) deleteCombined(ctx context.Context, _ string, reqs []*stores.Mes
 	return res, nil
 }
 
-// standardDeleteSQL deletes the messages of a Standard queue ($1 name, $2
-// id) whose receipts ($3 message ids, distinct, $4 tokens) are current at
-// $5 (NULL: the database clock), in plain SQL: the common delete, without
-// sluice_delete's PL/pgSQL entry and loop. Current is rules.JudgeReceipt's ReceiptCurrent, as
-// in sluice_delete's first statement: the message is there and retained,
-// the receipt's token is its delivery's, not empty, and the delivery is in
-// flight. The ids find the rows (= ANY, an index condition: by the join
-// alone, on statistics of an empty table, the planner walked the whole
-// primary key). A row changed meanwhile is re-checked under its lock. It returns
-// whether the queue is FIFO (NULL: it is gone; FIFO: nothing deleted) and
-// the ids it deleted.
-const standardDeleteSQL = `WITH q AS (
-		SELECT fifo, CASE WHEN retention_us > 0
-			THEN coalesce($5::timestamptz, now()) - retention_us * interval '1 microsecond'
-			ELSE '-infinity' END AS cut
-		FROM queues WHERE name = $1 AND id = $2
-	), d AS (
-		DELETE FROM messages m USING unnest($3::text[], $4::text[]) AS r(message_id, token)
-		WHERE m.message_id = ANY($3::text[]) AND m.message_id = r.message_id AND m.queue_id = $2 AND m.token = r.token AND r.token <> ''
-		  AND m.visible_at > coalesce($5::timestamptz, now()) AND m.sent_at > (SELECT cut FROM q)
+// standardDeleteSQL deletes the messages of a Standard queue ($1 id, $3
+// name) whose receipts ($4 message ids, distinct, $5 tokens) are current
+// at $2 (NULL: the database clock), in plain SQL: the common delete,
+// without sluice_delete's PL/pgSQL entry and loop. Current is
+// rules.JudgeReceipt's ReceiptCurrent, as in sluice_delete's first
+// statement: the message is there and retained, the receipt's token is its
+// delivery's, not empty, and the delivery is in flight. The ids find the
+// rows (= ANY, an index condition: by the join alone, on statistics of an
+// empty table, the planner walked the whole primary key). A row changed
+// meanwhile is re-checked under its lock. It returns whether the queue is
+// FIFO (NULL: it is gone; FIFO: nothing deleted) and the ids it deleted.
+var standardDeleteSQL = `WITH ` + queueNowSQL + `, d AS (
+		DELETE FROM messages m USING unnest($4::text[], $5::text[]) AS r(message_id, token)
+		WHERE m.message_id = ANY($4::text[]) AND m.message_id = r.message_id AND m.queue_id = $1
+		  AND m.token = r.token AND r.token <> ''
+		  AND m.visible_at > (SELECT now FROM q) AND m.sent_at > (SELECT after FROM q)
 		  AND NOT (SELECT fifo FROM q)
 		RETURNING m.message_id
 	)
@@ -548,8 +544,8 @@ func (s *Store) deleteCurrent(ctx context.Context, p *stores.MessageDeleteParams
 	err := s.retry(ctx, func() error {
 		var fifo *bool
 		var deleted []string
-		if err := s.pool.QueryRow(ctx, standardDeleteSQL, p.QueueName, p.QueueID, ids, tokens,
-			nowArg(p.Now)).Scan(&fifo, &deleted); err != nil {
+		if err := s.pool.QueryRow(ctx, standardDeleteSQL, p.QueueID, nowArg(p.Now), p.QueueName, ids,
+			tokens).Scan(&fifo, &deleted); err != nil {
 			return err
 		}
 		if fifo == nil {
