@@ -65,10 +65,11 @@ func scanMessage(fifo bool, dest ...any) (*stores.StoredMessage, []any, func() e
 
 // ---- send
 
-// A send is one pgx.Batch outside an explicit transaction: PostgreSQL runs
-// the statements of one batch (one Sync) as one implicit transaction, so the
-// send is atomic, takes one round trip and returns after its commit (as
-// durable as the server's synchronous_commit makes it). Each statement reads
+// A send is one statement (Standard) or one pgx.Batch (FIFO) outside an
+// explicit transaction: PostgreSQL runs the statements of one batch (one
+// Sync) as one implicit transaction, so the send is atomic, takes one round
+// trip and returns after its commit (as durable as the server's
+// synchronous_commit makes it). Each statement reads
 // the queue row ($1 name, $2 incarnation) itself and stores nothing when it
 // is missing; times come from the given now ($3) or the database clock
 // (now(), the implicit transaction's start, so one value for the batch).
@@ -76,18 +77,26 @@ func scanMessage(fifo bool, dest ...any) (*stores.StoredMessage, []any, func() e
 // racing a DeleteQueue can leave rows of the dead incarnation, which nothing
 // reads and Maintain removes.
 
-// sendStandardSQL stores one message of a Standard queue ($4 id ... $13
-// sender, $14 delay in microseconds) and returns its seq. A plain insert:
-// message ids are fresh random ones, so a conflict would be another
-// message's id, which the send must not overwrite (it fails instead), and
-// ON CONFLICT would make every insert a speculative one (an extra index
-// probe and WAL record).
+// sendStandardSQL stores the messages of a Standard queue given as
+// parallel arrays ($4 ids ... $13 senders, $14 delays in microseconds) in
+// one statement; its row count is how many it stored (none when the queue
+// is missing). One statement for the whole batch: each statement costs
+// PostgreSQL an executor start-up and a trip through the protocol, as much
+// as the inserts of a few rows, so a batch of 10 (or a combined batch of up
+// to 50) pays it once, as a multi-row insert does. A plain insert: message
+// ids are fresh random ones, so a conflict would be another message's id,
+// which the send must not overwrite (it fails instead), and ON CONFLICT
+// would make every insert a speculative one (an extra index probe and WAL
+// record).
 const sendStandardSQL = `INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes,
 		system_attributes, md5_body, md5_attributes, md5_system, sender_id, sent_at, visible_at)
-	SELECT q.id, $4, nextval('message_seq'), $5, $6, $7, $8, $9, $10, $11, $12, $13,
-		coalesce($3::timestamptz, now()), coalesce($3::timestamptz, now()) + $14::bigint * interval '1 microsecond'
-	FROM queues q WHERE q.name = $1 AND q.id = $2
-	RETURNING seq`
+	SELECT q.id, u.id, nextval('message_seq'), u.grp, u.dedup, u.body, u.attrs, u.sys, u.md5_body, u.md5_attrs,
+		u.md5_sys, u.sender, coalesce($3::timestamptz, now()),
+		coalesce($3::timestamptz, now()) + u.delay * interval '1 microsecond'
+	FROM queues q CROSS JOIN unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bytea[], $9::bytea[],
+		$10::text[], $11::text[], $12::text[], $13::text[], $14::bigint[])
+		AS u(id, grp, dedup, body, attrs, sys, md5_body, md5_attrs, md5_sys, sender, delay)
+	WHERE q.name = $1 AND q.id = $2`
 
 // sendFIFOSQL stores one FIFO message unless its dedup key ($6, in scope
 // $15; empty: no dedup) was used within the window ($16 microseconds; 0:
@@ -238,6 +247,26 @@ func (s *Store) sendCombined(ctx context.Context, _ string, reqs []*stores.Messa
 	return out, nil
 }
 
+// encodedAttrs are a message's attributes and system attributes as stored.
+type encodedAttrs struct{ attrs, sys []byte }
+
+// standardSendArgs are sendStandardSQL's arguments for p's messages.
+func standardSendArgs(p *stores.MessageSendParams, qid string, now any, enc []encodedAttrs) []any {
+	n := len(p.Messages)
+	ids, groups, dedups, bodies := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	attrs, sys := make([][]byte, n), make([][]byte, n)
+	md5b, md5a, md5s, senders := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	delays := make([]int64, n)
+	for i := range p.Messages {
+		m := &p.Messages[i]
+		ids[i], groups[i], dedups[i], bodies[i] = m.ID, m.GroupID, m.DedupID, m.Body
+		attrs[i], sys[i] = enc[i].attrs, enc[i].sys
+		md5b[i], md5a[i], md5s[i], senders[i] = m.MD5OfBody, m.MD5OfMessageAttributes, m.MD5OfSystemAttributes, m.SenderID
+		delays[i] = micros(max(m.Delay, 0))
+	}
+	return []any{p.QueueName, qid, now, ids, groups, dedups, bodies, attrs, sys, md5b, md5a, md5s, senders, delays}
+}
+
 // sendNow stores p's messages in one transaction; p.QueueID is the
 // incarnation.
 func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
@@ -246,8 +275,7 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 		return nil, err
 	}
 	res := &stores.MessageSendResult{Results: make([]stores.SendResult, len(p.Messages))}
-	type encoded struct{ attrs, sys []byte }
-	enc := make([]encoded, len(p.Messages))
+	enc := make([]encodedAttrs, len(p.Messages))
 	for i := range p.Messages {
 		var err error
 		if enc[i].attrs, err = encodeAttrs(p.Messages[i].Attributes); err != nil {
@@ -261,31 +289,26 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 	var stored int
 	err = s.retry(ctx, func() error {
 		missing, stored = false, 0
-		b := &pgx.Batch{}
-		if fifo {
-			b.Queue(sendLockSQL, sendLocks(qid, p.Messages))
-		}
 		now := nowArg(p.Now)
+		if !fifo {
+			for i := range p.Messages {
+				res.Results[i] = stores.SendResult{MessageID: p.Messages[i].ID}
+			}
+			tag, err := s.pool.Exec(ctx, sendStandardSQL, standardSendArgs(p, qid, now, enc)...)
+			if err != nil {
+				return err
+			}
+			stored = int(tag.RowsAffected())
+			missing = stored == 0
+			return nil
+		}
+		b := &pgx.Batch{}
+		b.Queue(sendLockSQL, sendLocks(qid, p.Messages))
 		for i := range p.Messages {
 			nm := &p.Messages[i]
 			res.Results[i] = stores.SendResult{MessageID: nm.ID}
 			args := []any{p.QueueName, qid, now, nm.ID, nm.GroupID, nm.DedupID, nm.Body, enc[i].attrs, enc[i].sys,
 				nm.MD5OfBody, nm.MD5OfMessageAttributes, nm.MD5OfSystemAttributes, nm.SenderID, micros(max(nm.Delay, 0))}
-			if !fifo {
-				b.Queue(sendStandardSQL, args...).QueryRow(func(row pgx.Row) error {
-					var seq int64
-					err := row.Scan(&seq)
-					if errors.Is(err, pgx.ErrNoRows) {
-						missing = true
-						return nil
-					}
-					if err == nil {
-						stored++
-					}
-					return err
-				})
-				continue
-			}
 			args = append(args, nm.DedupScope, micros(max(p.DedupWindow, 0)))
 			b.Queue(sendFIFOSQL, args...).QueryRow(func(row pgx.Row) error {
 				var id, sn string
