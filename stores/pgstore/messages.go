@@ -98,51 +98,76 @@ const sendStandardSQL = `INSERT INTO messages (queue_id, message_id, seq, group_
 		AS u(id, grp, dedup, body, attrs, sys, md5_body, md5_attrs, md5_sys, sender, delay)
 	WHERE q.name = $1 AND q.id = $2`
 
-// sendFIFOSQL stores one FIFO message unless its dedup key ($6, in scope
-// $15; empty: no dedup) was used within the window ($16 microseconds; 0:
-// no dedup markers), in one statement. It returns the original's id and
-// SequenceNumber for a duplicate, or the new message's sequence; nothing
-// when the queue is missing. A message to a group without a row in
-// fifo_groups makes the row (it is the group's head). The existence check is
-// a plain read, so a send does not wait for a claim that is updating the
-// row; it is enough because rows are deleted only under the group's send
-// lock, which this transaction took (sendLockSQL, earlier in the batch)
-// before this statement's snapshot. The send holds the advisory locks of the
-// message's group and dedup key, so the check and the marker are atomic and
-// a group's sequence order is its commit order.
+// sendFIFOSQL stores the messages of a FIFO queue given as parallel arrays
+// ($4 ids ... $13 senders, $14 delays in microseconds, $15 dedup scopes),
+// in their order, in one statement, except those whose dedup key (scope
+// and id; an empty id: no dedup) was used within the window ($16
+// microseconds; 0: no dedup markers). It returns a row per message: its
+// position in the arrays (ord), and the original's id and SequenceNumber
+// for a duplicate, or the new message's seq; nothing when the queue is
+// missing. Two messages of one key in one statement would both miss the
+// markers (one snapshot) and collide on them: the caller sends the first
+// only and echoes it for the later ones.
+//
+// The new messages take their numbers in the arrays' order: nextval is
+// volatile, so PostgreSQL evaluates it after the ORDER BY
+// (TestFIFOSendNumbersInOrder). A message to a group without a row in
+// fifo_groups makes the row (the group's first new message is its head).
+// The existence check is a plain read, so a send does not wait for a claim
+// that is updating the row; it is enough because rows are deleted only
+// under the group's send lock, which this transaction took (sendLockSQL,
+// earlier in the batch) before this statement's snapshot. The send holds
+// the advisory locks of the messages' groups and dedup keys, so the check
+// and the marker are atomic and a group's sequence order is its commit
+// order. Each dedup marker and group row is looked up by its whole primary
+// key, one message at a time: a LATERAL subquery with a LIMIT, which
+// PostgreSQL does not flatten into a join. Flattened, on statistics of
+// drained tables, the planner walked the queue's whole range of the key
+// and matched the messages against it
+// (TestHotStatementsStaySmallOnDrainedStatistics).
 var sendFIFOSQL = `WITH q AS (
 		SELECT id, coalesce($3::timestamptz, now()) AS now FROM queues WHERE name = $1 AND id = $2
+	), u AS (
+		SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bytea[], $9::bytea[],
+			$10::text[], $11::text[], $12::text[], $13::text[], $14::bigint[], $15::text[]) WITH ORDINALITY
+			AS u(id, grp, dedup, body, attrs, sys, md5_body, md5_attrs, md5_sys, sender, delay, scope, ord)
 	), dup AS (
-		-- By the whole primary key from the parameters, not joined with q:
-		-- joined, the planner may walk the whole index (it did, when the
-		-- statistics said the table was empty).
-		SELECT d.message_id, d.seq FROM dedup d
-		WHERE $6 <> '' AND d.queue_id = $2 AND d.scope = $15 AND d.dedup_id = $6
-		  AND d.created_at > coalesce($3::timestamptz, now()) - $16::bigint * interval '1 microsecond'
-		  AND EXISTS (SELECT 1 FROM q)
+		SELECT u.ord, d.message_id, d.seq FROM u CROSS JOIN LATERAL (
+			SELECT d.message_id, d.seq FROM dedup d
+			WHERE d.queue_id = $2 AND d.scope = u.scope AND d.dedup_id = u.dedup
+			  AND d.created_at > coalesce($3::timestamptz, now()) - $16::bigint * interval '1 microsecond'
+			LIMIT 1
+		) d
+		WHERE u.dedup <> '' AND EXISTS (SELECT 1 FROM q)
 	), ins AS (
 		INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes,
 			system_attributes, md5_body, md5_attributes, md5_system, sender_id, sent_at, visible_at)
-		SELECT q.id, $4, nextval('message_seq'), $5, $6, $7, $8, $9, $10, $11, $12, $13,
-			q.now, q.now + $14::bigint * interval '1 microsecond'
-		FROM q WHERE NOT EXISTS (SELECT 1 FROM dup)
-		RETURNING seq, sent_at, visible_at
+		SELECT q.id, u.id, nextval('message_seq'), u.grp, u.dedup, u.body, u.attrs, u.sys, u.md5_body,
+			u.md5_attrs, u.md5_sys, u.sender, q.now, q.now + u.delay * interval '1 microsecond'
+		FROM q CROSS JOIN u WHERE NOT EXISTS (SELECT 1 FROM dup WHERE dup.ord = u.ord)
+		ORDER BY u.ord
+		RETURNING message_id, seq, group_id, dedup_id, sent_at, visible_at
 	), mark AS (
 		INSERT INTO dedup (queue_id, scope, dedup_id, message_id, seq, created_at, expires_at)
-		SELECT $2, $15, $6, $4, (` + seqBaseSQL + ` + ins.seq)::text, ins.sent_at,
-			ins.sent_at + $16::bigint * interval '1 microsecond' FROM ins
-		WHERE $6 <> '' AND $16::bigint > 0
+		SELECT $2, u.scope, ins.dedup_id, ins.message_id, (` + seqBaseSQL + ` + ins.seq)::text, ins.sent_at,
+			ins.sent_at + $16::bigint * interval '1 microsecond'
+		FROM ins JOIN u ON u.id = ins.message_id
+		WHERE ins.dedup_id <> '' AND $16::bigint > 0
 		ON CONFLICT (queue_id, scope, dedup_id) DO UPDATE SET message_id = excluded.message_id,
 			seq = excluded.seq, created_at = excluded.created_at, expires_at = excluded.expires_at
 	), grp AS (
 		INSERT INTO fifo_groups (queue_id, group_id, head_seq, avail_at)
-		SELECT $2, $5, ins.seq, ins.visible_at FROM ins
-		WHERE NOT EXISTS (SELECT 1 FROM fifo_groups WHERE queue_id = $2 AND group_id = $5)
+		SELECT DISTINCT ON (ins.group_id) $2, ins.group_id, ins.seq, ins.visible_at
+		FROM ins LEFT JOIN LATERAL (
+			SELECT true AS found FROM fifo_groups f WHERE f.queue_id = $2 AND f.group_id = ins.group_id LIMIT 1
+		) f ON true
+		WHERE f.found IS NULL
+		ORDER BY ins.group_id, ins.seq
 		ON CONFLICT (queue_id, group_id) DO NOTHING
 	)
-	SELECT message_id, seq, 0::bigint FROM dup
+	SELECT ord, message_id, seq, 0::bigint FROM dup
 	UNION ALL
-	SELECT '', '', seq FROM ins`
+	SELECT u.ord, '', '', ins.seq FROM ins JOIN u ON u.id = ins.message_id`
 
 // sendLockSQL takes transaction-scoped advisory locks on the keys $1, in
 // the order given (callers sort them, so concurrent senders never wait on
@@ -250,21 +275,22 @@ func (s *Store) sendCombined(ctx context.Context, _ string, reqs []*stores.Messa
 // encodedAttrs are a message's attributes and system attributes as stored.
 type encodedAttrs struct{ attrs, sys []byte }
 
-// standardSendArgs are sendStandardSQL's arguments for p's messages.
-func standardSendArgs(p *stores.MessageSendParams, qid string, now any, enc []encodedAttrs) []any {
-	n := len(p.Messages)
+// messageArrays are the columns of p's messages at the indexes sent, as
+// parallel arrays in the send statements' parameter order ($4 to $14).
+func messageArrays(p *stores.MessageSendParams, enc []encodedAttrs, sent []int) []any {
+	n := len(sent)
 	ids, groups, dedups, bodies := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	attrs, sys := make([][]byte, n), make([][]byte, n)
 	md5b, md5a, md5s, senders := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	delays := make([]int64, n)
-	for i := range p.Messages {
+	for k, i := range sent {
 		m := &p.Messages[i]
-		ids[i], groups[i], dedups[i], bodies[i] = m.ID, m.GroupID, m.DedupID, m.Body
-		attrs[i], sys[i] = enc[i].attrs, enc[i].sys
-		md5b[i], md5a[i], md5s[i], senders[i] = m.MD5OfBody, m.MD5OfMessageAttributes, m.MD5OfSystemAttributes, m.SenderID
-		delays[i] = micros(max(m.Delay, 0))
+		ids[k], groups[k], dedups[k], bodies[k] = m.ID, m.GroupID, m.DedupID, m.Body
+		attrs[k], sys[k] = enc[i].attrs, enc[i].sys
+		md5b[k], md5a[k], md5s[k], senders[k] = m.MD5OfBody, m.MD5OfMessageAttributes, m.MD5OfSystemAttributes, m.SenderID
+		delays[k] = micros(max(m.Delay, 0))
 	}
-	return []any{p.QueueName, qid, now, ids, groups, dedups, bodies, attrs, sys, md5b, md5a, md5s, senders, delays}
+	return []any{ids, groups, dedups, bodies, attrs, sys, md5b, md5a, md5s, senders, delays}
 }
 
 // sendNow stores p's messages in one transaction; p.QueueID is the
@@ -285,16 +311,29 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 			return nil, err
 		}
 	}
+	// The messages the statement gets (sendFIFOSQL's ord - 1), and the later
+	// messages of a dedup key that one of those has.
+	var sent []int
+	var echo map[int]int
+	if fifo {
+		sent, echo = firstOfKeys(p)
+	} else {
+		sent = make([]int, len(p.Messages))
+		for i := range sent {
+			sent[i] = i
+		}
+	}
 	var missing bool
 	var stored int
 	err = s.retry(ctx, func() error {
 		missing, stored = false, 0
+		for i := range p.Messages {
+			res.Results[i] = stores.SendResult{MessageID: p.Messages[i].ID}
+		}
 		now := nowArg(p.Now)
 		if !fifo {
-			for i := range p.Messages {
-				res.Results[i] = stores.SendResult{MessageID: p.Messages[i].ID}
-			}
-			tag, err := s.pool.Exec(ctx, sendStandardSQL, standardSendArgs(p, qid, now, enc)...)
+			args := append([]any{p.QueueName, qid, now}, messageArrays(p, enc, sent)...)
+			tag, err := s.pool.Exec(ctx, sendStandardSQL, args...)
 			if err != nil {
 				return err
 			}
@@ -304,31 +343,25 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 		}
 		b := &pgx.Batch{}
 		b.Queue(sendLockSQL, sendLocks(qid, p.Messages))
-		for i := range p.Messages {
-			nm := &p.Messages[i]
-			res.Results[i] = stores.SendResult{MessageID: nm.ID}
-			args := []any{p.QueueName, qid, now, nm.ID, nm.GroupID, nm.DedupID, nm.Body, enc[i].attrs, enc[i].sys,
-				nm.MD5OfBody, nm.MD5OfMessageAttributes, nm.MD5OfSystemAttributes, nm.SenderID, micros(max(nm.Delay, 0))}
-			args = append(args, nm.DedupScope, micros(max(p.DedupWindow, 0)))
-			b.Queue(sendFIFOSQL, args...).QueryRow(func(row pgx.Row) error {
-				var id, sn string
-				var seq int64
-				err := row.Scan(&id, &sn, &seq)
-				switch {
-				case errors.Is(err, pgx.ErrNoRows):
-					missing = true
-					return nil
-				case err != nil:
-					return err
-				case id != "":
+		b.Queue(sendFIFOSQL, fifoSendArgs(p, qid, now, enc, sent)...).Query(func(rows pgx.Rows) error {
+			var ord int
+			var id, sn string
+			var seq int64
+			n := 0
+			_, err := pgx.ForEachRow(rows, []any{&ord, &id, &sn, &seq}, func() error {
+				n++
+				i := sent[ord-1]
+				if id != "" {
 					res.Results[i] = stores.SendResult{MessageID: id, SequenceNumber: sn, Duplicate: true}
-				default:
+				} else {
 					res.Results[i].SequenceNumber = formatSeq(seq)
 					stored++
 				}
 				return nil
 			})
-		}
+			missing = err == nil && n == 0
+			return err
+		})
 		return s.pool.SendBatch(ctx, b).Close()
 	})
 	if stored > 0 {
@@ -340,7 +373,47 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 	if missing {
 		return nil, stores.ErrQueueNotFound
 	}
+	for i, j := range echo {
+		res.Results[i] = stores.SendResult{MessageID: res.Results[j].MessageID,
+			SequenceNumber: res.Results[j].SequenceNumber, Duplicate: true}
+	}
 	return res, nil
+}
+
+// firstOfKeys splits a FIFO send's messages into those sendFIFOSQL gets, in
+// order, and those whose dedup key an earlier message of the send has: a
+// duplicate of that one (the window holds a marker made at the same now
+// when rules.Duplicate says so), which echoes its result.
+func firstOfKeys(p *stores.MessageSendParams) (sent []int, echo map[int]int) {
+	dedups := rules.Duplicate(p.Now, p.DedupWindow, p.Now)
+	first := map[[2]string]int{}
+	for i := range p.Messages {
+		m := &p.Messages[i]
+		if dedups && m.DedupID != "" {
+			key := [2]string{m.DedupScope, m.DedupID}
+			if j, ok := first[key]; ok {
+				if echo == nil {
+					echo = map[int]int{}
+				}
+				echo[i] = j
+				continue
+			}
+			first[key] = i
+		}
+		sent = append(sent, i)
+	}
+	return sent, echo
+}
+
+// fifoSendArgs are sendFIFOSQL's arguments for p's messages at the indexes
+// sent.
+func fifoSendArgs(p *stores.MessageSendParams, qid string, now any, enc []encodedAttrs, sent []int) []any {
+	scopes := make([]string, len(sent))
+	for k, i := range sent {
+		scopes[k] = p.Messages[i].DedupScope
+	}
+	args := append([]any{p.QueueName, qid, now}, messageArrays(p, enc, sent)...)
+	return append(args, scopes, micros(max(p.DedupWindow, 0)))
 }
 
 // ---- receipts

@@ -61,5 +61,7 @@ func TestSendDedupLookupUsesWholeKeyOnEmptyStatistics(t *testing.T) {
 type sendPlanArgs struct{}
 
 func (sendPlanArgs) args(name, id string) []any {
-	return []any{name, id, nil, "m", "g", "d", "body", []byte(nil), []byte(nil), "", "", "", "", int64(0), "", int64(300_000_000)}
+	one := []string{""}
+	return []any{name, id, nil, []string{"m"}, []string{"g"}, []string{"d"}, []string{"body"}, [][]byte{nil}, [][]byte{nil},
+		one, one, one, one, []int64{0}, one, int64(300_000_000)}
 }
