@@ -17,7 +17,8 @@
 #                      the google and aws providers (infra/terraform/run.sh)
 #   make fuzz          every Fuzz target for FUZZTIME each (default 10s)
 #   make bench         the load matrix; make bench-lifecycle the work per
-#                      lifecycle on pinned cores; make bench-wakeups; make cost
+#                      lifecycle on pinned cores; make bench-pair two builds
+#                      under one load; make bench-wakeups; make cost
 #                      (none of them part of make test)
 #   make run           build, then serve (ARGS="--addr 127.0.0.1:9324 --store mem://")
 #   make clean         remove bin/ (distclean: also the JS suite's node_modules)
@@ -171,6 +172,15 @@ BENCH_DIR           := .tmp/bench
 .PHONY: bench-lifecycle
 bench-lifecycle: build
 	bash infra/bench/lifecycle.sh
+
+# ---- make bench-pair: two builds under the same load at the same time
+# (infra/bench/pair.sh: OLD=REV, default HEAD~1, against the working tree),
+# each on its own database of one throwaway PostgreSQL, pinned as
+# bench-lifecycle is; the PostgreSQL and server CPU per lifecycle of each,
+# and new / old per workload. Not part of `make test`; about three minutes.
+.PHONY: bench-pair
+bench-pair:
+	bash infra/bench/pair.sh
 
 # ---- make bench-wakeups: what publishing wake-ups costs the send path
 # (infra/bench/wakeups.sh: local, LISTEN/NOTIFY and Pub/Sub servers on one

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# make bench-pair: two builds of sluice under the same load at the same
+# time, each on its own database of one throwaway PostgreSQL cluster, so
+# that the machine's drift (up to 2x between runs here) touches both alike.
+# The two load generators run on LOAD_CPUS, both servers and PostgreSQL on
+# SERVER_CPUS. For each build it prints the CPU of its own PostgreSQL
+# backends (found by application_name, read from /proc/PID/schedstat) and
+# of its server, per lifecycle, and at the end the median of new / old per
+# workload.
+#
+#   OLD=REV     the old build: a git revision (default HEAD~1), built in a
+#               temporary worktree; the new build is the working tree
+#   PAIRS       pairs per workload (default 3)
+#   WORKLOADS   of fifo-b1 std-b1 fifo-b10 std-b10 (default all four)
+#   DURATION, WARMUP (seconds; default 8 and 2), FLAGS, LOAD_CPUS,
+#   SERVER_CPUS override.
+#
+# The backends are sampled from one second into the measured window to one
+# second before its end, and the window's lifecycles scaled to that span:
+# the figure is per lifecycle of a steady run, alike for both builds.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+OLD=${OLD:-HEAD~1}
+PAIRS=${PAIRS:-3}
+WORKLOADS=${WORKLOADS:-fifo-b1 std-b1 fifo-b10 std-b10}
+DURATION=${DURATION:-8}
+WARMUP=${WARMUP:-2}
+FLAGS=${FLAGS:---producers 8 --consumers 8 --groups 64 --size 1024}
+LOAD_CPUS=${LOAD_CPUS:-0}
+SERVER_CPUS=${SERVER_CPUS:-1}
+[ "$DURATION" -ge 4 ] || { echo "bench-pair: DURATION must be at least 4 (seconds)" >&2; exit 1; }
+
+work="$(mktemp -d)"
+chmod 755 "$work"
+cleanup() {
+  bash infra/scripts/postgres.sh stop "$work/pg" >/dev/null 2>&1 || true
+  git worktree remove --force "$work/old-src" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "=== building old ($OLD) and new (the working tree)"
+git worktree add --detach "$work/old-src" "$OLD" >/dev/null 2>&1
+(cd "$work/old-src" && go build -o "$work/sluice-old" ./functions/cmd/sluice)
+go build -o "$work/sluice-new" ./functions/cmd/sluice
+
+echo "=== infra/scripts/postgres.sh start (in $work/pg)"
+eval "$(env -u DATABASE_URL bash infra/scripts/postgres.sh start "$work/pg" </dev/null)"
+base="$DATABASE_URL"
+postmaster="$(head -1 "$work/pg/data/postmaster.pid")"
+for p in "$postmaster" $(pgrep -P "$postmaster"); do taskset -a -p -c "$SERVER_CPUS" "$p" >/dev/null; done
+for b in old new; do psql -q -X "$base" -c "CREATE DATABASE pair_$b"; done
+# The databases' URLs: the cluster's, with the database and application_name.
+dsn() { printf '%s' "$base" | sed -E "s#/[^/?]*(\?|$)#/pair_$1\1#"; printf '&application_name=pair-%s' "$1"; }
+case "$(dsn old)" in *'?'*) ;; *) echo "bench-pair: cannot make a database URL from $base" >&2; exit 1 ;; esac
+
+# backend_ns BUILD: "pid ns" of each of the build's backends.
+backend_ns() {
+  local p
+  for p in $(psql -qAtX "$base" -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'pair-$1'"); do
+    [ -r "/proc/$p/schedstat" ] && awk -v p="$p" '{print p, $1}' "/proc/$p/schedstat"
+  done
+  true
+}
+
+flags_of() {
+  case "$1" in
+    fifo-b1) echo "--fifo" ;; std-b1) echo "" ;; fifo-b10) echo "--fifo --batch" ;; std-b10) echo "--batch" ;;
+    *) echo "bench-pair: unknown workload $1" >&2; return 1 ;;
+  esac
+}
+
+results="$work/results"
+: >"$results"
+status=0
+for round in $(seq 1 "$PAIRS"); do
+  for w in $WORKLOADS; do
+    wf="$(flags_of "$w")"
+    psql -q -X "$base" -c CHECKPOINT
+    declare -A pid=()
+    for b in old new; do
+      # shellcheck disable=SC2086
+      taskset -c "$LOAD_CPUS" "$work/sluice-$b" bench --spawn "$(dsn "$b")" --server-cpus "$SERVER_CPUS" \
+        --label "$w-$b" --duration "${DURATION}s" --warmup "${WARMUP}s" $FLAGS $wf --json \
+        >"$work/$w-$round-$b.json" 2>"$work/$w-$round-$b.err" &
+      pid[$b]=$!
+    done
+    sleep $((WARMUP + 1))
+    for b in old new; do backend_ns "$b" >"$work/c0-$b"; done
+    sleep $((DURATION - 2))
+    for b in old new; do backend_ns "$b" >"$work/c1-$b"; done
+    for b in old new; do
+      rc=0
+      wait "${pid[$b]}" || rc=$?
+      # The bench exits 1 when a check failed (a message lost, FIFO order).
+      if ! python3 - "$work" "$w" "$round" "$b" "$DURATION" "$rc" >>"$results" <<'PY'
+import json, sys
+work, w, rnd, b, dur, rc = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), sys.argv[6]
+before = dict(l.split() for l in open(f"{work}/c0-{b}"))
+ns = sum(int(v) - int(before.get(p, 0)) for p, v in (l.split() for l in open(f"{work}/c1-{b}")))
+r = json.load(open(f"{work}/{w}-{rnd}-{b}.json"))
+lc = r["lifecycles_per_sec"] * (dur - 2)
+ok = rc == "0"
+srv = r["cpu"]["server_cores"] * r["window_sec"] * 1e6 / r["lifecycles"]
+print(w, rnd, b, f"{ns / 1000 / lc:.0f}", f"{srv:.0f}", f"{r['lifecycles_per_sec']:.0f}", "ok" if ok else "FAILED")
+PY
+      then
+        echo "=== $w pair $round, $b: no result (see $w-$round-$b.err)"; sed -n '1,20p' "$work/$w-$round-$b.err"; status=1
+      fi
+    done
+    tail -2 "$results" | awk '{printf "=== %s pair %s %s: PostgreSQL backends %s µs/lc, server %s µs/lc, %s lc/s, checks %s\n", $1, $2, $3, $4, $5, $6, $7}'
+  done
+done
+
+echo
+echo "bench-pair, $(date -u +%Y-%m-%dT%H:%M:%SZ): old $(git rev-parse --short "$OLD"), new the working tree at $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' with changes'); $FLAGS, ${DURATION}s windows"
+python3 - "$results" "$WORKLOADS" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+print("| workload | pairs | PostgreSQL backends, new ÷ old: median (range) | server, new ÷ old: median (range) |")
+print("|---|--:|---|---|")
+for w in sys.argv[2].split():
+    by = {}
+    for r in rows:
+        if r[0] == w:
+            by.setdefault(r[1], {})[r[2]] = (float(r[3]), float(r[4]), r[6] == "ok")
+    pairs = [v for v in by.values() if "old" in v and "new" in v and v["old"][2] and v["new"][2]]
+    if not pairs:
+        print(f"| {w} | 0 | | |")
+        continue
+    pg = [v["new"][0] / v["old"][0] for v in pairs]
+    sv = [v["new"][1] / v["old"][1] for v in pairs]
+    f = lambda x: f"{statistics.median(x):.2f} ({min(x):.2f}–{max(x):.2f})"
+    print(f"| {w} | {len(pairs)} | {f(pg)} | {f(sv)} |")
+PY
+exit $status
