@@ -139,6 +139,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		// plans' known ones: that planning cost more than the execution.
 		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	}
+	if _, set := cfg.ConnConfig.RuntimeParams["enable_seqscan"]; !set {
+		// Every hot statement has an index to walk, and a plan is kept
+		// until the table's statistics change: one made while a table
+		// was tiny (autovacuum had just truncated it to no pages) scanned
+		// the whole table on every call once it had grown, until the next
+		// autoanalyze. Off, a sequential scan is only the plan where no
+		// index serves.
+		cfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	}
 	if opts.Schema != "" {
 		if err := ensureSchema(ctx, cfg.ConnConfig, opts.Schema); err != nil {
 			return nil, err
