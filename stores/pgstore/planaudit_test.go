@@ -31,22 +31,11 @@ import (
 // their groups.
 func TestHotStatementsStaySmallOnDrainedStatistics(t *testing.T) {
 	a := openAudited(t, 4)
-	s := a.s
+	s, std, fifo := a.s, a.std, a.fifo
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-
-	std := createQueue(t, s, "audit", false)
-	fifo := createQueue(t, s, "audit.fifo", true)
 	const backlog = 20000
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := s.pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-	for _, table := range []string{"messages", "fifo_groups", "dedup"} {
-		exec("ALTER TABLE " + table + " SET (autovacuum_enabled = false)")
-	}
+	exec := func(sql string, args ...any) { t.Helper(); a.exec(t, ctx, sql, args...) }
 	fill := func(groups int) {
 		for _, q := range []*stores.Queue{std, fifo} {
 			group := "''"
@@ -100,20 +89,10 @@ func TestHotStatementsStaySmallOnDrainedStatistics(t *testing.T) {
 // (no ANALYZE, so the plans stay) and audits the plans as above.
 func TestHotStatementsStaySmallAfterPlansOnTinyTables(t *testing.T) {
 	a := openAudited(t, 1)
-	s := a.s
+	s, std, fifo := a.s, a.std, a.fifo
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	std := createQueue(t, s, "audit", false)
-	fifo := createQueue(t, s, "audit.fifo", true)
-	exec := func(sql string, args ...any) {
-		t.Helper()
-		if _, err := s.pool.Exec(ctx, sql, args...); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
-	for _, table := range []string{"messages", "fifo_groups", "dedup"} {
-		exec("ALTER TABLE " + table + " SET (autovacuum_enabled = false)")
-	}
+	exec := func(sql string, args ...any) { t.Helper(); a.exec(t, ctx, sql, args...) }
 	fill := func(prefix string, n, groups int) {
 		for _, q := range []*stores.Queue{std, fifo} {
 			group := "''"
@@ -147,6 +126,7 @@ func TestHotStatementsStaySmallAfterPlansOnTinyTables(t *testing.T) {
 // included, with its rows and buffers (auto_explain), while recording.
 type audited struct {
 	s         *Store
+	std, fifo *stores.Queue // a Standard and a FIFO queue, empty
 	recording atomic.Bool
 	mu        sync.Mutex
 	plans     []string
@@ -185,7 +165,18 @@ func openAudited(t *testing.T, conns int32) *audited {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	a.s = s
+	a.std, a.fifo = createQueue(t, s, "audit", false), createQueue(t, s, "audit.fifo", true)
+	for _, table := range []string{"messages", "fifo_groups", "dedup"} {
+		a.exec(t, context.Background(), "ALTER TABLE "+table+" SET (autovacuum_enabled = false)")
+	}
 	return a
+}
+
+func (a *audited) exec(t *testing.T, ctx context.Context, sql string, args ...any) {
+	t.Helper()
+	if _, err := a.s.pool.Exec(ctx, sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
 }
 
 // hotOperations runs each hot operation once on std and fifo, which hold a
