@@ -70,11 +70,8 @@ func TestCombinerRoutesResults(t *testing.T) {
 	// runner that executed it ends its turn; so the lanes are given a
 	// moment to close, and a lane that never does is a leak.
 	lanes := func() int { c.mu.Lock(); defer c.mu.Unlock(); return len(c.lanes) }
-	for deadline := time.Now().Add(5 * time.Second); lanes() != 0 && time.Now().Before(deadline); {
-		time.Sleep(time.Millisecond)
-	}
-	if n := lanes(); n != 0 {
-		t.Errorf("%d lanes left 5 s after every call returned", n)
+	if !eventually(func() bool { return lanes() == 0 }) {
+		t.Errorf("%d lanes left 5 s after every call returned", lanes())
 	}
 }
 
@@ -133,11 +130,17 @@ func TestCombinerErrorsAndCancel(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5 s")
-		}
-		time.Sleep(time.Millisecond)
+	if !eventually(cond) {
+		t.Fatal("condition not reached in 5 s")
 	}
+}
+
+// eventually polls cond for up to 5 s and reports whether it held.
+func eventually(cond func() bool) bool {
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }

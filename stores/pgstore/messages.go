@@ -313,15 +313,20 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 	}
 	// The messages the statement gets (sendFIFOSQL's ord - 1), and the later
 	// messages of a dedup key that one of those has.
+	// Built once: a retry sends the same statements.
 	var sent []int
 	var echo map[int]int
+	var args []any
+	var locks []string
 	if fifo {
 		sent, echo = firstOfKeys(p)
+		args, locks = fifoSendArgs(p, qid, nowArg(p.Now), enc, sent), sendLocks(qid, p.Messages)
 	} else {
 		sent = make([]int, len(p.Messages))
 		for i := range sent {
 			sent[i] = i
 		}
+		args = append([]any{p.QueueName, qid, nowArg(p.Now)}, messageArrays(p, enc, sent)...)
 	}
 	var missing bool
 	var stored int
@@ -330,9 +335,7 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 		for i := range p.Messages {
 			res.Results[i] = stores.SendResult{MessageID: p.Messages[i].ID}
 		}
-		now := nowArg(p.Now)
 		if !fifo {
-			args := append([]any{p.QueueName, qid, now}, messageArrays(p, enc, sent)...)
 			tag, err := s.pool.Exec(ctx, sendStandardSQL, args...)
 			if err != nil {
 				return err
@@ -342,8 +345,8 @@ func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stor
 			return nil
 		}
 		b := &pgx.Batch{}
-		b.Queue(sendLockSQL, sendLocks(qid, p.Messages))
-		b.Queue(sendFIFOSQL, fifoSendArgs(p, qid, now, enc, sent)...).Query(func(rows pgx.Rows) error {
+		b.Queue(sendLockSQL, locks)
+		b.Queue(sendFIFOSQL, args...).Query(func(rows pgx.Rows) error {
 			var ord int
 			var id, sn string
 			var seq int64
