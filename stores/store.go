@@ -320,6 +320,18 @@ type Receipt struct {
 	Locator   string // as the claim returned it (ClaimedMessage.Locator)
 }
 
+// MessageDeleteResult is what a MessageDelete did.
+type MessageDeleteResult struct {
+	Outcomes []ReceiptOutcome // one per receipt, in order
+	// Freed is how many FIFO message groups the deletes left with a head
+	// that may be received now: the head they deleted had a next message,
+	// visible, or a send into the group was committing beside them. Long
+	// polls are woken as many. A group the deletes emptied frees nothing:
+	// its next send wakes a poll itself. Zero on a Standard queue (a delete
+	// makes nothing receivable there).
+	Freed int
+}
+
 type MessageDeleteParams struct {
 	QueueName string
 	QueueID   string
@@ -524,8 +536,9 @@ type Store interface {
 	MessageClaim(ctx context.Context, p *MessageClaimParams) (*MessageClaimResult, error)
 	// MessageDelete judges each receipt (see ReceiptOutcome) and deletes
 	// the messages of current ones (and of expired ones, unless
-	// KeepExpired), in order, in one operation: one outcome per receipt.
-	MessageDelete(ctx context.Context, p *MessageDeleteParams) ([]ReceiptOutcome, error)
+	// KeepExpired), in order, in one operation: one outcome per receipt,
+	// and the FIFO groups the deletes let go of.
+	MessageDelete(ctx context.Context, p *MessageDeleteParams) (*MessageDeleteResult, error)
 	// MessageChangeVisibility judges the receipt and, when it applies (see
 	// the params), makes the message visible Timeout after Now.
 	MessageChangeVisibility(ctx context.Context, p *MessageChangeVisibilityParams) (*MessageChangeVisibilityResult, error)

@@ -124,7 +124,7 @@ func (t *meteredStore) MessageClaim(ctx context.Context, p *stores.MessageClaimP
 	return r, err
 }
 
-func (t *meteredStore) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
+func (t *meteredStore) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) (*stores.MessageDeleteResult, error) {
 	ctx, tally, start := t.begin(ctx)
 	r, err := t.s.MessageDelete(ctx, p)
 	t.done("MessageDelete", start, tally, err)

@@ -163,6 +163,7 @@ type env struct {
 	clock *Clock
 	store stores.Store
 	svc   *service.Service
+	hub   *wake.Hub             // svc's
 	join  func() wake.Transport // the transport of one more instance
 	// ownClock: the services pass no clock (the store's own, real time);
 	// clock is then unused.
@@ -237,6 +238,9 @@ func (e *env) newService() *service.Service {
 
 func (e *env) instance(st stores.Store) *service.Service {
 	hub := wake.NewHub(wake.HubOptions{Transport: e.join()})
+	if e.hub == nil {
+		e.hub = hub // the first instance's: e.svc
+	}
 	clock := e.clock.Now
 	if e.ownClock {
 		clock = nil

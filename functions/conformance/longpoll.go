@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -97,6 +98,61 @@ func testLongPoll(t *testing.T, s suite) {
 		e.stillWaiting(ch)
 		e.del(url, m.ReceiptHandle)
 		wantBodies(e.t, e.awaitWoken(ch, "the group's release"), "message-2")
+	})
+
+	// A delete frees a FIFO group only when the group has a next message:
+	// the delete of a group's last message wakes no waiting poll (its
+	// claim would find nothing); the group's next send does.
+	s.test(t, "FIFODeleteThatEmptiesItsGroupWakesNoPoll", func(e *env) {
+		url := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true", "VisibilityTimeout": "60"})
+		e.sendFIFO(url, "message-1", "1", "")
+		m := e.recvOne(url)
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20)})
+		time.Sleep(settle)
+		e.stillWaiting(ch)
+		before := e.hub.Stats().Woken
+		e.del(url, m.ReceiptHandle) // publishes its wake-ups before it answers
+		if woken := e.hub.Stats().Woken - before; woken != 0 {
+			e.t.Errorf("deleting the last message of its group woke %d waiting polls, want 0", woken)
+		}
+		e.stillWaiting(ch)
+		e.sendFIFO(url, "message-2", "1", "")
+		wantBodies(e.t, e.awaitWoken(ch, "a send into the emptied group"), "message-2")
+	})
+
+	// A batch that deletes the heads of two groups with next messages
+	// frees both: two waiting polls get the two next messages.
+	s.test(t, "WakesOnFIFOGroupReleasesInBatch", func(e *env) {
+		url := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true", "VisibilityTimeout": "60"})
+		for _, b := range []string{"a-1", "b-1", "a-2", "b-2"} {
+			e.sendFIFO(url, b, b[:1], "")
+		}
+		heads := []contract.Message{e.recvOne(url), e.recvOne(url)}
+		if hb := bodies(heads); !slices.Contains(hb, "a-1") || !slices.Contains(hb, "b-1") {
+			e.t.Fatalf("two receives of one message got %q, want the heads a-1 and b-1", hb)
+		}
+		var chans []<-chan pollResult
+		for range 2 {
+			chans = append(chans, e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20)}))
+		}
+		time.Sleep(settle)
+		for _, ch := range chans {
+			e.stillWaiting(ch)
+		}
+		out, err := e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url, Entries: []contract.DeleteMessageBatchRequestEntry{
+			{Id: "a", ReceiptHandle: heads[0].ReceiptHandle}, {Id: "b", ReceiptHandle: heads[1].ReceiptHandle}}})
+		wantOK(e.t, err, "DeleteMessageBatch")
+		if len(out.Failed) != 0 {
+			e.t.Fatalf("DeleteMessageBatch failed %+v", out.Failed)
+		}
+		var got []string
+		for i, ch := range chans {
+			got = append(got, bodies(e.awaitWoken(ch, "the release of two groups (poll "+strconv.Itoa(i)+")"))...)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, []string{"a-2", "b-2"}) {
+			e.t.Errorf("two waiting polls received %q after the release of two groups, want a-2 and b-2", got)
+		}
 	})
 
 	s.test(t, "QueueDefaultWait", func(e *env) {

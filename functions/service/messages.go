@@ -567,19 +567,19 @@ func (s *Service) deleteReceipts(ctx context.Context, q *stores.Queue, handles [
 	if len(receipts) == 0 {
 		return errs, nil
 	}
-	outcomes, err := s.store.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
+	res, err := s.store.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
 		Receipts: receipts, KeepExpired: q.FIFO, Now: s.now()})
 	if err != nil {
 		return nil, s.storeErr(ctx, err)
 	}
 	deleted := 0
 	for k, i := range at {
-		errs[i] = deleteOutcome(q, handles[i], outcomes[k])
-		if rules.DeleteApplies(outcomes[k], q.FIFO) {
+		errs[i] = deleteOutcome(q, handles[i], res.Outcomes[k])
+		if rules.DeleteApplies(res.Outcomes[k], q.FIFO) {
 			deleted++
 		}
 	}
-	s.wakeAfterDelete(ctx, q, deleted)
+	s.wakeAfterDelete(ctx, q, res.Freed)
 	s.counts.deleted.Add(uint64(deleted))
 	return errs, nil
 }

@@ -17,7 +17,7 @@ import (
 //     visible; a receive that redrove messages: they are receivable in
 //     the dead-letter queue, and what stood behind them in the source;
 //   - a delete on a FIFO queue: the next message of each group whose
-//     head it deleted;
+//     head it deleted, when there is one (MessageDeleteResult.Freed);
 //   - a visibility change that makes a message visible sooner;
 //   - a move (a move task's step): the moved messages, in each destination;
 //   - a queue deletion: its waiters end (the queue is gone).
@@ -53,9 +53,9 @@ func (s *Service) wakeAfterClaim(ctx context.Context, p *stores.MessageClaimPara
 	s.publish(ctx, evs...)
 }
 
-func (s *Service) wakeAfterDelete(ctx context.Context, q *stores.Queue, deleted int) {
-	if q.FIFO && deleted > 0 {
-		s.publish(ctx, wake.Event{Queue: q.Name, Count: deleted})
+func (s *Service) wakeAfterDelete(ctx context.Context, q *stores.Queue, freed int) {
+	if q.FIFO && freed > 0 {
+		s.publish(ctx, wake.Event{Queue: q.Name, Count: freed})
 	}
 }
 

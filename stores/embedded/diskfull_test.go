@@ -131,7 +131,7 @@ func deleteAll(t *testing.T, s stores.Store, queue string, now time.Time, ms map
 	if err != nil {
 		t.Fatalf("delete from %s: %v", queue, err)
 	}
-	for i, o := range outs {
+	for i, o := range outs.Outcomes {
 		if o != stores.ReceiptCurrent {
 			t.Fatalf("delete %s: outcome %v", ids[i], o)
 		}

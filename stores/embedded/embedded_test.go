@@ -436,7 +436,7 @@ func worker(s *Store, w, each int, mu *sync.Mutex, sent, deleted map[string]bool
 			if err != nil {
 				return err
 			}
-			if len(outs) == 1 && outs[0] == stores.ReceiptCurrent {
+			if len(outs.Outcomes) == 1 && outs.Outcomes[0] == stores.ReceiptCurrent {
 				mu.Lock()
 				deleted[m.ID] = true
 				mu.Unlock()

@@ -110,8 +110,8 @@ func TestDeleteAfterPurgeElsewhereApplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if outs[0] != stores.ReceiptCurrent {
-		t.Errorf("b's delete of a's current receipt: outcome %v, want ReceiptCurrent", outs[0])
+	if outs.Outcomes[0] != stores.ReceiptCurrent {
+		t.Errorf("b's delete of a's current receipt: outcome %v, want ReceiptCurrent", outs.Outcomes[0])
 	}
 	// Deleted: once its visibility would have ended it does not come back.
 	res, err := e.a.MessageClaim(e.ctx, &stores.MessageClaimParams{QueueName: e.q.Name, QueueID: e.q.ID, Max: 10,

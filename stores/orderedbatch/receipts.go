@@ -133,9 +133,10 @@ func receiptGroups(queueID string, rs []stores.Receipt) []string {
 	return out
 }
 
-func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
+func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) (*stores.MessageDeleteResult, error) {
 	defer s.latches.lock(receiptGroups(p.QueueID, p.Receipts)).unlock()
 	var outs []stores.ReceiptOutcome
+	freed := 0
 	err := s.runOnQueue(ctx, p.Now, p.QueueName, p.QueueID, func(t *txn, q *queueRec) error {
 		tgs, err := t.locate(q, p.Receipts)
 		if err != nil {
@@ -185,16 +186,20 @@ func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams
 			}
 			vis[g] = v
 		}
+		freed = 0 // the transaction may run again
 		for g := range touched {
 			g.settle(t.now, vis[g])
 			t.set(g.key, g.fields(q.Queue.ID, t.now))
+			if !g.empty() && !g.rec.Ready.After(t.now) {
+				freed++
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return outs, nil
+	return &stores.MessageDeleteResult{Outcomes: outs, Freed: freed}, nil
 }
 
 func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageChangeVisibilityParams) (*stores.MessageChangeVisibilityResult, error) {

@@ -46,7 +46,7 @@ func TestExpiredHeadSkippedByAClaimIsStillSwept(t *testing.T) {
 	}
 	outs, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
 		Receipts: []stores.Receipt{{MessageID: got[0].ID, Token: got[0].Token}}, KeepExpired: true})
-	if err != nil || outs[0] != stores.ReceiptCurrent {
+	if err != nil || outs.Outcomes[0] != stores.ReceiptCurrent {
 		t.Fatalf("delete: %v, %v", outs, err)
 	}
 	if err := s.Maintain(ctx, &stores.MaintainParams{}); err != nil {

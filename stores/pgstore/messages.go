@@ -507,9 +507,9 @@ func receiptOfCode(c int32) stores.ReceiptOutcome {
 	return receiptCodes[c]
 }
 
-func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
+func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) (*stores.MessageDeleteResult, error) {
 	if len(p.Receipts) == 0 {
-		return nil, nil
+		return &stores.MessageDeleteResult{}, nil
 	}
 	keep := int64(0)
 	if p.KeepExpired {
@@ -520,7 +520,9 @@ func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams
 
 // deleteCombined deletes the receipts of several deletes (of one queue
 // incarnation, with one KeepExpired and clock) in one statement, in order.
-func (s *Store) deleteCombined(ctx context.Context, _ string, reqs []*stores.MessageDeleteParams) ([][]stores.ReceiptOutcome, error) {
+// The groups the statement freed are the first delete's to report (each
+// wakes a long poll once).
+func (s *Store) deleteCombined(ctx context.Context, _ string, reqs []*stores.MessageDeleteParams) ([]*stores.MessageDeleteResult, error) {
 	all := *reqs[0]
 	if len(reqs) > 1 {
 		all.Receipts = nil
@@ -528,16 +530,17 @@ func (s *Store) deleteCombined(ctx context.Context, _ string, reqs []*stores.Mes
 			all.Receipts = append(all.Receipts, r.Receipts...)
 		}
 	}
-	outs, err := s.deleteNow(ctx, &all)
+	outs, freed, err := s.deleteNow(ctx, &all)
 	if err != nil {
 		return nil, err
 	}
-	res := make([][]stores.ReceiptOutcome, len(reqs))
+	res := make([]*stores.MessageDeleteResult, len(reqs))
 	off := 0
 	for i, r := range reqs {
-		res[i] = outs[off : off+len(r.Receipts) : off+len(r.Receipts)]
+		res[i] = &stores.MessageDeleteResult{Outcomes: outs[off : off+len(r.Receipts) : off+len(r.Receipts)]}
 		off += len(r.Receipts)
 	}
+	res[0].Freed = freed
 	return res, nil
 }
 
@@ -562,24 +565,25 @@ var standardDeleteSQL = `WITH ` + queueNowSQL + `, d AS (
 	)
 	SELECT (SELECT fifo FROM q), array(SELECT message_id FROM d)`
 
-// deleteNow deletes p's receipts and says what each was. On a Standard
+// deleteNow deletes p's receipts and says what each was, and how many FIFO
+// groups it freed (stores.MessageDeleteResult). On a Standard
 // queue, current receipts of distinct messages (nearly every delete) go in
 // one plain statement (standardDeleteSQL), and sluice_delete judges the
 // rest, if any, in a second: messages are independent, so that is what
 // judging them one by one in order gives. Otherwise sluice_delete takes
 // them all in one statement.
-func (s *Store) deleteNow(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
+func (s *Store) deleteNow(ctx context.Context, p *stores.MessageDeleteParams) (outs []stores.ReceiptOutcome, freed int, err error) {
 	ids := make([]string, len(p.Receipts))
 	tokens := make([]string, len(p.Receipts))
 	for i, r := range p.Receipts {
 		ids[i], tokens[i] = r.MessageID, r.Token
 	}
-	outs := make([]stores.ReceiptOutcome, len(ids))
-	rest := make([]int, 0, len(ids)) // the receipts sluice_delete judges
+	outs = make([]stores.ReceiptOutcome, len(ids))
+	rest := make([]int, 0, len(ids)) // the receipts sluice_delete_freeing judges
 	if fifo, ok := s.fifoOf(p.QueueID); ok && !fifo && distinct(ids) {
 		gone, err := s.deleteCurrent(ctx, p, ids, tokens)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		for i, id := range ids {
 			if gone[id] {
@@ -595,7 +599,7 @@ func (s *Store) deleteNow(ctx context.Context, p *stores.MessageDeleteParams) ([
 		}
 	}
 	if len(rest) == 0 {
-		return outs, nil
+		return outs, 0, nil
 	}
 	restIDs, restTokens := ids, tokens
 	if len(rest) < len(ids) {
@@ -604,12 +608,13 @@ func (s *Store) deleteNow(ctx context.Context, p *stores.MessageDeleteParams) ([
 			restIDs[j], restTokens[j] = ids[i], tokens[i]
 		}
 	}
-	err := s.retry(ctx, func() error {
-		// One statement, so one round trip: see sluice_delete.
+	err = s.retry(ctx, func() error {
+		// One statement, so one round trip: see sluice_delete_freeing.
 		var codes []int32
 		var fifo *bool
-		if err := s.pool.QueryRow(ctx, "SELECT * FROM sluice_delete($1, $2, $3, $4, $5, $6)",
-			p.QueueName, p.QueueID, restIDs, restTokens, p.KeepExpired, nowArg(p.Now)).Scan(&codes, &fifo); err != nil {
+		var n *int32
+		if err := s.pool.QueryRow(ctx, "SELECT * FROM sluice_delete_freeing($1, $2, $3, $4, $5, $6)",
+			p.QueueName, p.QueueID, restIDs, restTokens, p.KeepExpired, nowArg(p.Now)).Scan(&codes, &fifo, &n); err != nil {
 			return err
 		}
 		if fifo == nil {
@@ -619,7 +624,10 @@ func (s *Store) deleteNow(ctx context.Context, p *stores.MessageDeleteParams) ([
 			s.fifoByID.Store(p.QueueID, *fifo)
 		}
 		if len(codes) != len(restIDs) {
-			return fmt.Errorf("pgstore: sluice_delete gave %d outcomes for %d receipts", len(codes), len(restIDs))
+			return fmt.Errorf("pgstore: sluice_delete_freeing gave %d outcomes for %d receipts", len(codes), len(restIDs))
+		}
+		if n != nil {
+			freed = int(*n)
 		}
 		deleted := 0
 		for j, c := range codes {
@@ -632,9 +640,9 @@ func (s *Store) deleteNow(ctx context.Context, p *stores.MessageDeleteParams) ([
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return outs, nil
+	return outs, freed, nil
 }
 
 // deleteCurrent runs standardDeleteSQL and returns the ids it deleted.

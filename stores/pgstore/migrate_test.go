@@ -23,6 +23,7 @@ var landedMigrations = map[int]string{
 	10: "7f7ade50a0c679f202e20010a4f26f9b43a2142ba5301a0d2923b0c7a986bd9e",
 	11: "4791d3cebc7c6021c7face3ec7a50c836cbc3ab712118e11cbfe5dae1ad0904d",
 	12: "80a46e3638b60c8708dbdd662c7329099918c87156a1f672b9ca64119f88add0",
+	13: "dbf9c432d75db150037146d7fca486c5ac5d2aae00b5f00faf81bd153bbe41f8",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {

@@ -84,7 +84,7 @@ type Store struct {
 	// Concurrent sends and deletes on one queue share transactions: see
 	// combiner.
 	sends   *combiner[*stores.MessageSendParams, *stores.MessageSendResult]
-	deletes *combiner[*stores.MessageDeleteParams, []stores.ReceiptOutcome]
+	deletes *combiner[*stores.MessageDeleteParams, *stores.MessageDeleteResult]
 
 	stopBackground context.CancelFunc
 

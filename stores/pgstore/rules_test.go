@@ -124,10 +124,10 @@ func storeDelete(t *testing.T, s *Store, q *stores.Queue, ids, tokens []string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(outs) != len(ids) {
-		t.Fatalf("MessageDelete gave %v for %d receipts", outs, len(ids))
+	if len(outs.Outcomes) != len(ids) {
+		t.Fatalf("MessageDelete gave %v for %d receipts", outs.Outcomes, len(ids))
 	}
-	return outs
+	return outs.Outcomes
 }
 
 // What sluice_delete and MessageDelete answer for a receipt, and whether

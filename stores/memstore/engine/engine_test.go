@@ -134,10 +134,10 @@ func (f *fixture) del(queue, id, token string, now time.Time) stores.ReceiptOutc
 		f.t.Fatal(err)
 	}
 	f.check()
-	if len(outs) != 1 {
-		f.t.Fatalf("delete: %d outcomes for one receipt", len(outs))
+	if len(outs.Outcomes) != 1 {
+		f.t.Fatalf("delete: %d outcomes for one receipt", len(outs.Outcomes))
 	}
-	return outs[0]
+	return outs.Outcomes[0]
 }
 
 func (f *fixture) stats(queue string, now time.Time) stores.QueueStats {
@@ -555,14 +555,14 @@ func TestReceiptOutcomes(t *testing.T) {
 
 	// Expired: delete keeps with KeepExpired, deletes without.
 	outs, _ := f.e.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: "q", Receipts: []stores.Receipt{{MessageID: "m", Token: "T1"}}, KeepExpired: true, Now: at(12 * time.Hour)})
-	eq(t, "keep expired", outs, []stores.ReceiptOutcome{stores.ReceiptExpired})
+	eq(t, "keep expired", outs.Outcomes, []stores.ReceiptOutcome{stores.ReceiptExpired})
 	eq(t, "kept", f.stats("q", at(12*time.Hour)).Visible, int64(1))
 
 	// Earlier after another receive: applied only as an expired one is.
 	f.claimIDs("q", at(12*time.Hour), 1, "T2")
 	eq(t, "earlier cv, not applied", cv("T1", at(12*time.Hour), 0, false).Outcome, stores.ReceiptEarlier)
 	outs, _ = f.e.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: "q", Receipts: []stores.Receipt{{MessageID: "m", Token: "T1"}}, KeepExpired: true, Now: at(12 * time.Hour)})
-	eq(t, "earlier delete, kept", outs, []stores.ReceiptOutcome{stores.ReceiptEarlier})
+	eq(t, "earlier delete, kept", outs.Outcomes, []stores.ReceiptOutcome{stores.ReceiptEarlier})
 	eq(t, "forged", f.del("q", "m", "", at(12*time.Hour)), stores.ReceiptStale)
 	eq(t, "still there", f.stats("q", at(12*time.Hour)).InFlight, int64(1))
 	eq(t, "earlier cv, applied", cv("T1", at(12*time.Hour), 0, true), stores.MessageChangeVisibilityResult{Outcome: stores.ReceiptEarlier, Earlier: true})
@@ -1192,7 +1192,7 @@ func TestRestoreReadsWholeMessageRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "receipts", outs, []stores.ReceiptOutcome{stores.ReceiptCurrent, stores.ReceiptCurrent})
+	eq(t, "receipts", outs.Outcomes, []stores.ReceiptOutcome{stores.ReceiptCurrent, stores.ReceiptCurrent})
 	orphan := &DeliveryRecord{Queue: "q", Seq: rules.FirstSequence + 9}
 	if err := New(nil).Restore([]Record{q, orphan}); err == nil {
 		t.Fatal("delivery state of no message restored")

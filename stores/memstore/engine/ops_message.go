@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
@@ -242,20 +243,29 @@ func delivery(m *msg) rules.Delivery {
 	return rules.Delivery{Found: true, Token: m.rec.Token, VisibleAt: m.rec.VisibleAt}
 }
 
-func (e *Engine) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) ([]stores.ReceiptOutcome, error) {
-	var outs []stores.ReceiptOutcome
+func (e *Engine) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams) (*stores.MessageDeleteResult, error) {
+	res := &stores.MessageDeleteResult{}
 	err := e.run(ctx, p.Now, func(t *tx) error {
 		q, err := t.queue(p.QueueName, p.QueueID)
 		if err != nil {
 			return err
 		}
-		outs = make([]stores.ReceiptOutcome, len(p.Receipts))
+		res.Outcomes = make([]stores.ReceiptOutcome, len(p.Receipts))
+		var groups []string // of the deleted FIFO messages
 		for i, r := range p.Receipts {
 			m := q.msgs[r.MessageID]
 			out := rules.JudgeReceipt(delivery(m), r.Token, t.now)
-			outs[i] = out
+			res.Outcomes[i] = out
 			if rules.DeleteApplies(out, p.KeepExpired) {
+				if q.fifo && !slices.Contains(groups, m.rec.Message.GroupID) {
+					groups = append(groups, m.rec.Message.GroupID)
+				}
 				t.deleteMessage(q, m)
+			}
+		}
+		for _, id := range groups {
+			if g := q.groups[id]; g != nil && g.ready() {
+				res.Freed++
 			}
 		}
 		return nil
@@ -263,7 +273,7 @@ func (e *Engine) MessageDelete(ctx context.Context, p *stores.MessageDeleteParam
 	if err != nil {
 		return nil, err
 	}
-	return outs, nil
+	return res, nil
 }
 
 func (e *Engine) MessageChangeVisibility(ctx context.Context, p *stores.MessageChangeVisibilityParams) (*stores.MessageChangeVisibilityResult, error) {
