@@ -71,9 +71,9 @@ func fill(t *testing.T, dir string) string {
 // smallReserve makes the stores of the test keep a reserve that fits a
 // small disk, and check for space often.
 func smallReserve(t *testing.T) {
-	oldR, oldP := reserveSize, probeInterval
-	reserveSize, probeInterval = 256<<10, 20*time.Millisecond
-	t.Cleanup(func() { reserveSize, probeInterval = oldR, oldP })
+	oldR, oldP, oldF := reserveSize, probeInterval, foldBytes
+	reserveSize, probeInterval, foldBytes = 256<<10, 20*time.Millisecond, 256<<10
+	t.Cleanup(func() { reserveSize, probeInterval, foldBytes = oldR, oldP, oldF })
 }
 
 func sendBody(s stores.Store, queue, id string, now time.Time) error {

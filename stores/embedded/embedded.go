@@ -21,6 +21,8 @@
 // it refuses sends but serves everything else (see space.go). Open loads
 // every record and rebuilds the engine.
 //
+// A commit is one record appended to a journal file and one fdatasync; the
+// journal is folded into the database from time to time (journal.go).
 // Records are stored as JSON, or with gob when JSON would not round-trip
 // them exactly (see codec.go).
 package embedded
@@ -33,6 +35,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,13 +50,14 @@ import (
 // FileName is the database file inside the store's directory.
 const FileName = "sluice.db"
 
-// formatVersion 2 keeps a message's delivery state in a record of its own
-// (the deliveries bucket). Version 1 databases are read as they are and
-// marked 2 by their first commit, so that an older build, which would
-// ignore the deliveries, refuses them.
-const formatVersion = "2"
+// formatVersion 3 has the journal (journal.go); version 2 keeps a
+// message's delivery state in a record of its own (the deliveries bucket).
+// Older databases are read as they are and marked 3 before their first
+// commit, so that an older build, which would ignore the journal (or the
+// deliveries), refuses them.
+const formatVersion = "3"
 
-var readableFormats = []string{"1", formatVersion}
+var readableFormats = []string{"1", "2", formatVersion}
 
 var (
 	metaBucket = []byte("meta")
@@ -107,21 +112,24 @@ func Open(dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("embedded: %s: %w", path, err)
 	}
-	recs, err := load(db)
+	recs, j, err := load(db, dir)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("embedded: %s: %w", path, err)
 	}
-	c := newCommitter(db)
+	c := newCommitter(db, dir)
+	c.j = j
 	c.upgrade = format != formatVersion
 	e := engine.New(c)
 	if err := e.Restore(recs); err != nil {
+		j.f.Close()
 		db.Close()
 		return nil, fmt.Errorf("embedded: %s: %w", path, err)
 	}
 	sp := newSpace(db, dir)
 	c.reset = e.Reset
 	c.onFull, c.check = sp.enterFull, sp.check
+	c.full = func() bool { return sp.fullErr() != nil }
 	sp.start()
 	go c.loop()
 	return &Store{Engine: e, db: db, c: c, space: sp}, nil
@@ -169,25 +177,26 @@ func initialize(db *bolt.DB) (string, error) {
 	return formatVersion, err
 }
 
-// load decodes every record. A bucket may be missing (a database of an
-// older format): its kind has no records yet.
-func load(db *bolt.DB) ([]engine.Record, error) {
-	var recs []engine.Record
+// load decodes every record: the database's, with the journal of dir
+// replayed over them, in the database's order (by kind, then key). It
+// returns the journal's account too. A bucket may be missing (a database
+// of an older format): its kind has no records yet.
+func load(db *bolt.DB, dir string) ([]engine.Record, *journal, error) {
+	records := map[recordKey]engine.Record{}
+	var gen uint64
 	err := db.View(func(tx *bolt.Tx) error {
+		gen = folded(tx) + 1
 		for _, k := range engine.Kinds() {
 			b := tx.Bucket(bucketName(k))
 			if b == nil {
 				continue
 			}
 			err := b.ForEach(func(key, v []byte) error {
-				r := k.New()
-				if err := decode(v, r); err != nil {
-					return fmt.Errorf("decode %s record %q: %w", k, key, err)
+				r, err := decodeRecord(k, key, v)
+				if err != nil {
+					return err
 				}
-				if !bytes.Equal(key, r.Key()) {
-					return fmt.Errorf("%s record under key %q has key %q", k, key, r.Key())
-				}
-				recs = append(recs, r)
+				records[recordKey{k, string(key)}] = r
 				return nil
 			})
 			if err != nil {
@@ -196,7 +205,58 @@ func load(db *bolt.DB) ([]engine.Record, error) {
 		}
 		return nil
 	})
-	return recs, err
+	if err != nil {
+		return nil, nil, err
+	}
+	j, err := openJournal(dir, gen, func(k recordKey, v []byte) error {
+		if len(v) == 0 {
+			delete(records, k)
+			return nil
+		}
+		r, err := decodeRecord(k.kind, []byte(k.key), v)
+		if err != nil {
+			return err
+		}
+		records[k] = r
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	keys := make([]recordKey, 0, len(records))
+	for k := range records {
+		keys = append(keys, k)
+	}
+	order := map[engine.Kind]int{}
+	for i, k := range engine.Kinds() {
+		order[k] = i
+	}
+	slices.SortFunc(keys, func(a, b recordKey) int {
+		if a.kind != b.kind {
+			return order[a.kind] - order[b.kind]
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	recs := make([]engine.Record, len(keys))
+	for i, k := range keys {
+		recs[i] = records[k]
+	}
+	return recs, j, nil
+}
+
+// decodeRecord decodes the value v stored under key for a record of kind k.
+func decodeRecord(k engine.Kind, key, v []byte) (engine.Record, error) {
+	r := k.New()
+	if r == nil {
+		return nil, fmt.Errorf("record of unknown kind %d under key %q", k, key)
+	}
+	if err := decode(v, r); err != nil {
+		return nil, fmt.Errorf("decode %s record %q: %w", k, key, err)
+	}
+	if !bytes.Equal(key, r.Key()) {
+		return nil, fmt.Errorf("%s record under key %q has key %q", k, key, r.Key())
+	}
+	return r, nil
 }
 
 // refuseWhenFull is the gate of the methods that add data.
@@ -273,7 +333,8 @@ func (s *Store) Commits() uint64 {
 // committer writes change lists to bbolt in submission order, one
 // transaction per batch of whatever is pending.
 type committer struct {
-	db *bolt.DB
+	db  *bolt.DB
+	dir string
 	// reset rebuilds the engine from the database after a failed commit,
 	// calling its argument under the engine's lock (engine.Reset).
 	reset func(load func() ([]engine.Record, error)) error
@@ -281,7 +342,9 @@ type committer struct {
 	// called before every commit.
 	onFull  func(cause error)
 	check   func()
-	upgrade bool // the stored format is older: mark it current in the next commit
+	full    func() bool // the disk is full: folds write in parts
+	upgrade bool        // the stored format is older: mark it current before the next commit
+	j       *journal    // kept by the loop's goroutine alone
 
 	mu       sync.Mutex
 	work     sync.Cond // signalled when there is something to write or to stop
@@ -308,8 +371,8 @@ func (b *batch) finish(err error) {
 	close(b.done)
 }
 
-func newCommitter(db *bolt.DB) *committer {
-	c := &committer{db: db, exited: make(chan struct{})}
+func newCommitter(db *bolt.DB, dir string) *committer {
+	c := &committer{db: db, dir: dir, exited: make(chan struct{})}
 	c.work.L = &c.mu
 	return c
 }
@@ -376,9 +439,35 @@ func (c *committer) loop() {
 		c.mu.Lock()
 		c.writing = nil
 		c.commits++
-		c.upgrade = false
 		c.mu.Unlock()
 		b.finish(nil)
+		if c.j.due() && c.commits >= c.j.retryAt {
+			c.fold()
+		}
+	}
+}
+
+// fold folds the journal (journal.go). A fold that fails changed nothing
+// that the journal does not say: it is tried again foldRetryCommits
+// commits later.
+func (c *committer) fold() {
+	part := 0
+	if c.full != nil && c.full() {
+		part = foldPartOnFullDisk
+	}
+	n, err := c.j.fold(c.db, part)
+	c.mu.Lock()
+	c.commits += n
+	if err != nil {
+		c.j.retryAt = c.commits + foldRetryCommits
+	}
+	c.mu.Unlock()
+	if err != nil && isNoSpace(err) && part == 0 && c.onFull != nil {
+		// The database has no room to grow: degrade (which frees the
+		// reserve inside it) and fold again in parts, before the journal
+		// has to grow past its size.
+		c.onFull(fmt.Errorf("%w: embedded: disk full, the journal could not be folded: %w", stores.ErrUnavailable, err))
+		c.fold()
 	}
 }
 
@@ -403,7 +492,13 @@ func (c *committer) failed(b *batch, cause error) {
 		if later != nil {
 			later.finish(err)
 		}
-		return load(c.db)
+		c.j.f.Close()
+		recs, j, err := load(c.db, c.dir)
+		if err != nil {
+			return nil, err
+		}
+		c.j = j
+		return recs, nil
 	})
 	if rerr != nil && !errors.Is(rerr, engine.ErrClosed) {
 		c.mu.Lock()
@@ -414,7 +509,9 @@ func (c *committer) failed(b *batch, cause error) {
 	}
 }
 
-// stop makes the loop exit once everything submitted is written, and waits.
+// stop makes the loop exit once everything submitted is written, and
+// waits; then it folds the journal, so that the next open has none to
+// replay, and closes it.
 func (c *committer) stop() error {
 	c.mu.Lock()
 	c.stopping = true
@@ -422,22 +519,25 @@ func (c *committer) stop() error {
 	c.mu.Unlock()
 	<-c.exited
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.fatal
+	fatal := c.fatal
+	c.mu.Unlock()
+	if fatal == nil && len(c.j.latest) > 0 {
+		c.fold()
+	}
+	if err := c.j.f.Close(); err != nil && fatal == nil {
+		return fmt.Errorf("embedded: close the journal: %w", err)
+	}
+	return fatal
 }
 
-// write commits a batch of change lists in one bbolt transaction. Within
-// the batch only the last change of each record matters.
+// write commits a batch of change lists as one journal record. Within the
+// batch only the last change of each record matters.
 func (c *committer) write(batch [][]engine.Change) error {
-	type rkey struct {
-		kind engine.Kind
-		key  string
-	}
-	at := map[rkey]int{}
+	at := map[recordKey]int{}
 	var flat []engine.Change
 	for _, list := range batch {
 		for _, ch := range list {
-			k := rkey{ch.Kind, string(ch.Key)}
+			k := recordKey{ch.Kind, string(ch.Key)}
 			if i, ok := at[k]; ok {
 				flat[i] = ch
 			} else {
@@ -445,6 +545,9 @@ func (c *committer) write(batch [][]engine.Change) error {
 				flat = append(flat, ch)
 			}
 		}
+	}
+	if len(flat) == 0 {
+		return nil
 	}
 	values := make([][]byte, len(flat))
 	for i, ch := range flat {
@@ -457,33 +560,17 @@ func (c *committer) write(batch [][]engine.Change) error {
 		}
 		values[i] = v
 	}
-	return c.db.Update(func(tx *bolt.Tx) error {
-		if c.upgrade {
-			if err := tx.Bucket(metaBucket).Put(formatKey, []byte(formatVersion)); err != nil {
-				return err
-			}
+	if c.upgrade {
+		err := c.db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket(metaBucket).Put(formatKey, []byte(formatVersion))
+		})
+		if err != nil {
+			return err
 		}
-		for i, ch := range flat {
-			b := tx.Bucket(bucketName(ch.Kind))
-			if b == nil {
-				if ch.Record == nil {
-					continue // nothing to delete
-				}
-				var err error
-				if b, err = tx.CreateBucket(bucketName(ch.Kind)); err != nil {
-					return err
-				}
-			}
-			var err error
-			if ch.Record == nil {
-				err = b.Delete(ch.Key)
-			} else {
-				err = b.Put(ch.Key, values[i])
-			}
-			if err != nil {
-				return fmt.Errorf("%s record %q: %w", ch.Kind, ch.Key, err)
-			}
-		}
-		return nil
-	})
+		c.upgrade = false
+	}
+	if c.full != nil && c.full() && !c.j.fits(flat, values) && c.commits >= c.j.retryAt {
+		c.fold() // on a full disk, rather than grow the journal
+	}
+	return c.j.commit(flat, values)
 }

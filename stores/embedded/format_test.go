@@ -99,7 +99,7 @@ func TestRefusesUnknownFormat(t *testing.T) {
 	}
 	db.Update(func(tx *bolt.Tx) error {
 		meta, _ := tx.CreateBucket(metaBucket)
-		return meta.Put(formatKey, []byte("3"))
+		return meta.Put(formatKey, []byte("99"))
 	})
 	db.Close()
 	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "unknown format") {

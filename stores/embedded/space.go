@@ -21,23 +21,24 @@ import (
 // before a commit has to fail. A disk that fills faster than that, or
 // whose free space cannot be read, is caught by the failing commit.
 //
-// bbolt never writes a page in place: even a delete writes new copies of
-// the pages it changes, and the old ones are reused only by later
-// transactions. When the file has no free page left and the file system no
-// free block, every commit fails, deletes included, and a queue could not
-// be drained to make room. bbolt rolls such a commit back (the committer then
-// rebuilds the engine from disk), and the store keeps a reserve for this
-// case: a value of reserveSize bytes in the meta bucket, written while there
-// is space. When a commit fails for want of space the store
+// Commits go to the journal (journal.go), which needs no new space once its
+// file has grown; its folds go to bbolt. bbolt never writes a page in
+// place: even a delete writes new copies of the pages it changes, and the
+// old ones are reused only by later transactions. When the file has no
+// free page left and the file system no free block, every fold fails, the
+// journal cannot be written over, and a queue could not be drained to make
+// room. The store keeps a reserve for this case: a value of reserveSize
+// bytes in the meta bucket, written while there is space. When a commit or
+// a fold fails for want of space the store
 //
 //   - deletes the reserve, which turns it into free pages inside the file
 //     (the delete itself needs two or three pages, which the previous commit
 //     freed);
 //   - refuses, from then on, the operations that add data (sends, queue
 //     creation, message moves) with an error wrapping stores.ErrUnavailable,
-//     so that the freed pages serve receives, visibility changes and
-//     deletes, which write small records (a delivery writes only the
-//     message's delivery state) and free what they replace;
+//     so that the journal and the freed pages serve receives, visibility
+//     changes and deletes, which write small records (a delivery writes
+//     only the message's delivery state), and folds in small parts;
 //   - checks every probeInterval whether the file system has twice the
 //     reserve free again; then it writes the reserve back and takes sends
 //     again.

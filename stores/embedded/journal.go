@@ -1,0 +1,388 @@
+package embedded
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/sluicehq/sluice/stores/memstore/engine"
+)
+
+// The journal.
+//
+// A bbolt commit syncs the file twice (its pages, then its meta page) and
+// rewrites every page it touches, wherever in a bucket its record lies: a
+// delete or a delivery rewrites 4 KiB to change a few bytes. So a commit
+// does not go to bbolt. It is one record appended to the journal, a file
+// beside the database, and one fdatasync: what the operations of the
+// commit changed, each record put (its encoded value) or deleted. The
+// database holds the state as of the last fold; the journal holds every
+// commit since, in order, and Open replays it over the database.
+//
+// The journal file is written over from its start after every fold. It is
+// made journalReserve long (zeros written, so that its blocks are
+// allocated) and grows, while its first generation runs, up to about
+// foldBytes; from then on a commit allocates nothing on disk and fdatasync
+// writes data only. On a full disk the journal still takes receives and
+// deletes: their records fit in what the file has. Each record
+// carries the journal's generation: the number of folds before it, plus
+// one. A record is replayed only if it is whole (its CRC-32C holds) and of
+// the generation after the database's folded one, which ends the replay at
+// the first torn record (a commit that was never acknowledged) and at the
+// older records that the current generation has not yet written over.
+//
+// Once the journal holds foldBytes, the committer folds it:
+// in a bbolt transaction it writes the latest change of each record the
+// journal holds into that record's bucket, and the generation as folded.
+// A message that was sent, received and deleted between two folds never
+// reaches the database at all. A fold changes no state (the journal
+// replayed over the database gives the same records before and after it),
+// so a fold that fails fails no operation; the journal is written over only
+// after a fold committed. On a full disk a fold writes its records a few at
+// a time, each part a transaction, so that the database's reserve (see
+// space.go) carries it; the generation goes with the last part. There the
+// journal is also folded whenever the next record would have to grow the
+// file.
+
+// journalName is the journal's file inside the store's directory.
+const journalName = "sluice.journal"
+
+// journalReserve is the journal file's least size (see above): room for
+// thousands of deliveries and deletes between two folds.
+func journalReserve() int64 { return int64(reserveSize) / 4 }
+
+// foldBytes is how much the journal holds before it is folded. Larger
+// folds write fewer records (more of them sent and deleted in between) and
+// fewer pages per record; it bounds the replay on open and the journal's
+// size on disk. Tests shrink it.
+var foldBytes int64 = 16 << 20
+
+// foldPartOnFullDisk is how many records a part of a fold on a full disk
+// writes.
+const foldPartOnFullDisk = 32
+
+// foldRetryCommits is how many commits pass before a failed fold is tried
+// again (the journal grows past its size meanwhile, if it must).
+const foldRetryCommits = 100
+
+// recordHeader: payload length (4), CRC-32C of generation and payload (4),
+// generation (8), little-endian.
+const recordHeader = 16
+
+var (
+	foldedKey  = []byte("folded") // in the meta bucket: the last folded generation
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+)
+
+// recordKey names a record across kinds.
+type recordKey struct {
+	kind engine.Kind
+	key  string
+}
+
+// journal is the committer's account of the journal file, rebuilt from
+// disk on open and after a failed commit, kept by the committer's
+// goroutine alone.
+type journal struct {
+	f    *os.File
+	gen  uint64 // the generation being written: the folded one plus one
+	off  int64  // where the next record goes
+	size int64  // the file's size
+	// latest is each record's last change in the journal: its encoded
+	// value, or nil for a delete.
+	latest  map[recordKey][]byte
+	retryAt uint64 // after a failed fold: the commit count to try again at
+}
+
+// appendEntry appends one change of a record: its kind, its key and its
+// encoded value (empty for a delete), each length first.
+func appendEntry(b []byte, kind engine.Kind, key, value []byte) []byte {
+	b = append(b, byte(kind))
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	b = binary.AppendUvarint(b, uint64(len(value)))
+	return append(b, value...)
+}
+
+// nextEntry decodes the change at the start of p and returns the rest.
+func nextEntry(p []byte) (kind engine.Kind, key, value, rest []byte, err error) {
+	if len(p) < 1 {
+		return 0, nil, nil, nil, io.ErrUnexpectedEOF
+	}
+	kind, p = engine.Kind(p[0]), p[1:]
+	field := func() ([]byte, error) {
+		n, w := binary.Uvarint(p)
+		if w <= 0 || uint64(len(p)-w) < n {
+			return nil, io.ErrUnexpectedEOF
+		}
+		f := p[w : w+int(n)]
+		p = p[w+int(n):]
+		return f, nil
+	}
+	if key, err = field(); err != nil {
+		return 0, nil, nil, nil, err
+	}
+	if value, err = field(); err != nil {
+		return 0, nil, nil, nil, err
+	}
+	return kind, key, value, p, nil
+}
+
+// checkKey refuses now what bbolt would refuse when a fold wrote the
+// record: a fold that failed on it would fail every time after.
+func checkKey(ch engine.Change) error {
+	switch {
+	case len(ch.Key) == 0:
+		return fmt.Errorf("%s record: %w", ch.Kind, bolterrors.ErrKeyRequired)
+	case len(ch.Key) > bolt.MaxKeySize:
+		return fmt.Errorf("%s record %.40q…: %w", ch.Kind, ch.Key, bolterrors.ErrKeyTooLarge)
+	}
+	return nil
+}
+
+// commit appends one record of changes (values[i] is the encoded record of
+// changes[i], nil for a delete) and syncs it. The account moves on only
+// once the record is durable; after an error the file may hold a torn
+// record past j.off, which the next record writes over.
+func (j *journal) commit(changes []engine.Change, values [][]byte) error {
+	payload := make([]byte, 0, 64*len(changes))
+	for i, ch := range changes {
+		if err := checkKey(ch); err != nil {
+			return err
+		}
+		payload = appendEntry(payload, ch.Kind, ch.Key, values[i])
+	}
+	rec := make([]byte, recordHeader, recordHeader+len(payload))
+	binary.LittleEndian.PutUint32(rec[0:], uint32(len(payload)))
+	binary.LittleEndian.PutUint64(rec[8:], j.gen)
+	rec = append(rec, payload...)
+	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(rec[8:], castagnoli))
+	if _, err := j.f.WriteAt(rec, j.off); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if err := fdatasync(j.f); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	j.off += int64(len(rec))
+	j.size = max(j.size, j.off)
+	for i, ch := range changes {
+		j.latest[recordKey{ch.Kind, string(ch.Key)}] = values[i]
+	}
+	return nil
+}
+
+// fits reports whether the record of these changes fits in the file after
+// what the journal holds, without growing it.
+func (j *journal) fits(changes []engine.Change, values [][]byte) bool {
+	n := int64(recordHeader)
+	for i, ch := range changes {
+		n += 1 + 2*binary.MaxVarintLen64 + int64(len(ch.Key)+len(values[i]))
+	}
+	return j.off+n <= j.size
+}
+
+// due reports whether the journal holds enough to be folded.
+func (j *journal) due() bool { return j.off >= foldBytes }
+
+// fold writes the journal's latest changes into the records' buckets and
+// marks its generation folded, in one transaction, or, when part is above
+// zero, in transactions of part records each and a last one that marks it.
+// It returns how many transactions it committed. Only after the mark does
+// the journal start again from its beginning; after an error it goes on
+// where it was.
+func (j *journal) fold(db *bolt.DB, part int) (commits uint64, err error) {
+	keys := make([]recordKey, 0, len(j.latest))
+	for k := range j.latest {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b recordKey) int {
+		if a.kind != b.kind {
+			return int(a.kind) - int(b.kind)
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	if part <= 0 {
+		part = len(keys) + 1 // everything and the mark in one transaction
+	}
+	for start := 0; ; start += part {
+		end := min(start+part, len(keys))
+		last := len(keys)-start < part
+		err := db.Update(func(tx *bolt.Tx) error {
+			for _, k := range keys[start:end] {
+				if err := writeRecord(tx, k, j.latest[k]); err != nil {
+					return err
+				}
+			}
+			if !last {
+				return nil
+			}
+			return tx.Bucket(metaBucket).Put(foldedKey, binary.BigEndian.AppendUint64(nil, j.gen))
+		})
+		if err != nil {
+			return commits, err
+		}
+		commits++
+		if last {
+			break
+		}
+	}
+	j.gen++
+	j.off = 0
+	clear(j.latest)
+	return commits, nil
+}
+
+// writeRecord puts value under k in its kind's bucket, or deletes k there
+// when value is nil.
+func writeRecord(tx *bolt.Tx, k recordKey, value []byte) error {
+	name := bucketName(k.kind)
+	b := tx.Bucket(name)
+	if b == nil {
+		if value == nil {
+			return nil // nothing to delete
+		}
+		var err error
+		if b, err = tx.CreateBucket(name); err != nil {
+			return err
+		}
+	}
+	var err error
+	if value == nil {
+		err = b.Delete([]byte(k.key))
+	} else {
+		err = b.Put([]byte(k.key), value)
+	}
+	if err != nil {
+		return fmt.Errorf("%s record %q: %w", k.kind, k.key, err)
+	}
+	return nil
+}
+
+// folded is the database's last folded generation (0: none).
+func folded(tx *bolt.Tx) uint64 {
+	if v := tx.Bucket(metaBucket).Get(foldedKey); len(v) == 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
+}
+
+// openJournal opens (creating if needed) the journal of dir, replays the
+// records of generation gen through apply (value empty for a delete), and
+// returns the account of it. A new journal file is made whole (zeros to
+// journalSize, synced, and its directory entry synced) before it is used.
+func openJournal(dir string, gen uint64, apply func(k recordKey, value []byte) error) (*journal, error) {
+	path := filepath.Join(dir, journalName)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		f, err = createJournal(dir, path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	j := &journal{f: f, gen: gen, latest: map[recordKey][]byte{}}
+	if err := j.replay(apply); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	return j, nil
+}
+
+func createJournal(dir, path string) (*os.File, error) {
+	tmp := path + ".new"
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	zeros := make([]byte, 1<<20)
+	for off := int64(0); off < journalReserve(); off += int64(len(zeros)) {
+		n := min(int64(len(zeros)), journalReserve()-off)
+		if _, err := f.WriteAt(zeros[:n], off); err != nil {
+			f.Close()
+			os.Remove(tmp)
+			return nil, err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return nil, err
+	}
+	if d, err := os.Open(dir); err == nil {
+		err = d.Sync()
+		d.Close()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// replay reads the records of j.gen from the start and applies them, and
+// sets where the next record goes and what the journal holds.
+func (j *journal) replay(apply func(k recordKey, value []byte) error) error {
+	st, err := j.f.Stat()
+	if err != nil {
+		return err
+	}
+	j.size = st.Size()
+	var hdr [recordHeader]byte
+	for {
+		if _, err := j.f.ReadAt(hdr[:], j.off); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		n := int64(binary.LittleEndian.Uint32(hdr[0:]))
+		if binary.LittleEndian.Uint64(hdr[8:]) != j.gen || n == 0 {
+			return nil // older records, or none yet
+		}
+		if n > j.size-j.off-recordHeader {
+			return nil // a torn header
+		}
+		rec := make([]byte, 8+n)
+		copy(rec, hdr[8:])
+		if _, err := j.f.ReadAt(rec[8:], j.off+recordHeader); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil // torn at the end of the file
+			}
+			return err
+		}
+		if crc32.Checksum(rec, castagnoli) != binary.LittleEndian.Uint32(hdr[4:]) {
+			return nil // torn: never acknowledged
+		}
+		for p := rec[8:]; len(p) > 0; {
+			kind, key, value, rest, err := nextEntry(p)
+			if err != nil {
+				return fmt.Errorf("record at %d: %w", j.off, err)
+			}
+			k := recordKey{kind, string(key)}
+			if err := apply(k, value); err != nil {
+				return fmt.Errorf("record at %d: %w", j.off, err)
+			}
+			if len(value) == 0 {
+				j.latest[k] = nil
+			} else {
+				j.latest[k] = bytes.Clone(value)
+			}
+			p = rest
+		}
+		j.off += recordHeader + n
+	}
+}
