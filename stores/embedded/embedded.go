@@ -122,7 +122,7 @@ func Open(dir string) (*Store, error) {
 	c.upgrade = format != formatVersion
 	e := engine.New(c)
 	if err := e.Restore(recs); err != nil {
-		j.f.Close()
+		j.close()
 		db.Close()
 		return nil, fmt.Errorf("embedded: %s: %w", path, err)
 	}
@@ -183,9 +183,9 @@ func initialize(db *bolt.DB) (string, error) {
 // of an older format): its kind has no records yet.
 func load(db *bolt.DB, dir string) ([]engine.Record, *journal, error) {
 	records := map[recordKey]engine.Record{}
-	var gen uint64
+	var done uint64
 	err := db.View(func(tx *bolt.Tx) error {
-		gen = folded(tx) + 1
+		done = folded(tx)
 		for _, k := range engine.Kinds() {
 			b := tx.Bucket(bucketName(k))
 			if b == nil {
@@ -208,7 +208,7 @@ func load(db *bolt.DB, dir string) ([]engine.Record, *journal, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	j, err := openJournal(dir, gen, func(k recordKey, v []byte) error {
+	j, err := openJournal(dir, done, func(k recordKey, v []byte) error {
 		if len(v) == 0 {
 			delete(records, k)
 			return nil
@@ -345,6 +345,11 @@ type committer struct {
 	full    func() bool // the disk is full: folds write in parts
 	upgrade bool        // the stored format is older: mark it current before the next commit
 	j       *journal    // kept by the loop's goroutine alone
+	// A fold running in the background reports on folded; retryAt is the
+	// commit count at which a failed fold is tried again.
+	folding bool
+	folded  chan foldResult
+	retryAt uint64
 
 	mu       sync.Mutex
 	work     sync.Cond // signalled when there is something to write or to stop
@@ -371,8 +376,15 @@ func (b *batch) finish(err error) {
 	close(b.done)
 }
 
+// foldResult is what a background fold did.
+type foldResult struct {
+	commits uint64
+	part    int
+	err     error
+}
+
 func newCommitter(db *bolt.DB, dir string) *committer {
-	c := &committer{db: db, dir: dir, exited: make(chan struct{})}
+	c := &committer{db: db, dir: dir, exited: make(chan struct{}), folded: make(chan foldResult, 1)}
 	c.work.L = &c.mu
 	return c
 }
@@ -441,33 +453,67 @@ func (c *committer) loop() {
 		c.commits++
 		c.mu.Unlock()
 		b.finish(nil)
-		if c.j.due() && c.commits >= c.j.retryAt {
-			c.fold()
-		}
+		c.reap(false)
+		c.startFold()
 	}
 }
 
-// fold folds the journal (journal.go). A fold that fails changed nothing
-// that the journal does not say: it is tried again foldRetryCommits
-// commits later.
-func (c *committer) fold() {
-	part := 0
+// startFold starts folding the generation before the current one, if it
+// is not folded, or the current one, if it is due (journal.go), unless a
+// fold runs or a failed one waits for its retry.
+func (c *committer) startFold() {
+	if c.folding || c.commits < c.retryAt {
+		return
+	}
+	if c.j.folding == nil {
+		if !c.j.cur.due() {
+			return
+		}
+		c.j.rotate()
+	}
+	part := foldPart
 	if c.full != nil && c.full() {
 		part = foldPartOnFullDisk
 	}
-	n, err := c.j.fold(c.db, part)
-	c.mu.Lock()
-	c.commits += n
-	if err != nil {
-		c.j.retryAt = c.commits + foldRetryCommits
+	c.folding = true
+	g := c.j.folding
+	go func() {
+		n, err := fold(c.db, g, part)
+		c.folded <- foldResult{n, part, err}
+	}()
+}
+
+// reap takes the result of the fold that runs, waiting for it if wait is
+// set. A fold that failed changed nothing that the journal does not say:
+// it is tried again foldRetryCommits commits later; one that failed for
+// want of space degrades the store (which frees the reserve inside the
+// database) and is tried again at once, in parts.
+func (c *committer) reap(wait bool) {
+	if !c.folding {
+		return
 	}
+	var r foldResult
+	if wait {
+		r = <-c.folded
+	} else {
+		select {
+		case r = <-c.folded:
+		default:
+			return
+		}
+	}
+	c.folding = false
+	c.mu.Lock()
+	c.commits += r.commits
 	c.mu.Unlock()
-	if err != nil && isNoSpace(err) && part == 0 && c.onFull != nil {
-		// The database has no room to grow: degrade (which frees the
-		// reserve inside it) and fold again in parts, before the journal
-		// has to grow past its size.
-		c.onFull(fmt.Errorf("%w: embedded: disk full, the journal could not be folded: %w", stores.ErrUnavailable, err))
-		c.fold()
+	if r.err == nil {
+		c.j.folding = nil
+		return
+	}
+	c.retryAt = c.commits + foldRetryCommits
+	if isNoSpace(r.err) && r.part != foldPartOnFullDisk && c.onFull != nil {
+		c.onFull(fmt.Errorf("%w: embedded: disk full, the journal could not be folded: %w", stores.ErrUnavailable, r.err))
+		c.retryAt = c.commits
 	}
 }
 
@@ -492,7 +538,8 @@ func (c *committer) failed(b *batch, cause error) {
 		if later != nil {
 			later.finish(err)
 		}
-		c.j.f.Close()
+		c.reap(true)
+		c.j.close()
 		recs, j, err := load(c.db, c.dir)
 		if err != nil {
 			return nil, err
@@ -521,10 +568,27 @@ func (c *committer) stop() error {
 	c.mu.Lock()
 	fatal := c.fatal
 	c.mu.Unlock()
-	if fatal == nil && len(c.j.latest) > 0 {
-		c.fold()
+	c.reap(true)
+	if fatal == nil {
+		// Everything, so that the next open has nothing to replay: the
+		// generation before the current one if it is not folded, then
+		// the current one (best effort: the journal keeps what is not).
+		c.retryAt = 0
+		for range 2 {
+			if c.j.folding == nil && len(c.j.cur.latest) == 0 {
+				break
+			}
+			if c.j.folding == nil {
+				c.j.rotate()
+			}
+			c.startFold()
+			c.reap(true)
+			if c.j.folding != nil {
+				break // failed
+			}
+		}
 	}
-	if err := c.j.f.Close(); err != nil && fatal == nil {
+	if err := c.j.close(); err != nil && fatal == nil {
 		return fmt.Errorf("embedded: close the journal: %w", err)
 	}
 	return fatal
@@ -569,8 +633,20 @@ func (c *committer) write(batch [][]engine.Change) error {
 		}
 		c.upgrade = false
 	}
-	if c.full != nil && c.full() && !c.j.fits(flat, values) && c.commits >= c.j.retryAt {
-		c.fold() // on a full disk, rather than grow the journal
+	if c.full != nil && c.full() && !c.j.cur.fits(flat, values) {
+		// On a full disk, rather than grow the file: the other one, once
+		// its generation is folded.
+		c.reap(true)
+		if c.j.folding != nil {
+			c.retryAt = 0
+			c.startFold()
+			c.reap(true)
+		}
+		if c.j.folding == nil {
+			c.j.rotate()
+			c.retryAt = 0
+			c.startFold()
+		}
 	}
-	return c.j.commit(flat, values)
+	return c.j.cur.commit(flat, values)
 }

@@ -211,7 +211,7 @@ func TestFailStop(t *testing.T) {
 	createQueue(t, s, "q", false, t0)
 	// Pull the journal and the database from under the committer: the
 	// next commit fails, and so does the rebuild from disk.
-	s.c.j.f.Close()
+	s.c.j.close()
 	s.db.Close()
 	_, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: "q", Messages: []stores.NewMessage{{ID: "m"}}, Now: t0})
 	if err == nil || !strings.Contains(err.Error(), "commit failed") {

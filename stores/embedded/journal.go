@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -29,50 +30,60 @@ import (
 // database holds the state as of the last fold; the journal holds every
 // commit since, in order, and Open replays it over the database.
 //
-// The journal file is written over from its start after every fold. It is
-// made journalReserve long (zeros written, so that its blocks are
-// allocated) and grows, while its first generation runs, up to about
-// foldBytes; from then on a commit allocates nothing on disk and fdatasync
-// writes data only. On a full disk the journal still takes receives and
-// deletes: their records fit in what the file has. Each record
-// carries the journal's generation: the number of folds before it, plus
-// one. A record is replayed only if it is whole (its CRC-32C holds) and of
-// the generation after the database's folded one, which ends the replay at
-// the first torn record (a commit that was never acknowledged) and at the
-// older records that the current generation has not yet written over.
+// The journal is numbered in generations, and has two files: generation g
+// is written in file g%2, from its start, over whatever an older
+// generation left there. Each record carries its generation. Open replays
+// the generation after the database's folded one, then the one after that,
+// each record only if it is whole (its CRC-32C holds) and of the
+// generation being read: a replay ends at the first torn record (a commit
+// that was never acknowledged) and at the older records a generation has
+// not yet written over.
 //
-// Once the journal holds foldBytes, the committer folds it:
-// in a bbolt transaction it writes the latest change of each record the
-// journal holds into that record's bucket, and the generation as folded.
-// A message that was sent, received and deleted between two folds never
-// reaches the database at all. A fold changes no state (the journal
-// replayed over the database gives the same records before and after it),
-// so a fold that fails fails no operation; the journal is written over only
-// after a fold committed. On a full disk a fold writes its records a few at
-// a time, each part a transaction, so that the database's reserve (see
-// space.go) carries it; the generation goes with the last part. There the
-// journal is also folded whenever the next record would have to grow the
-// file.
+// Once a generation holds foldBytes, the committer starts the next one in
+// the other file and folds the full one in the background: in a bbolt
+// transaction it writes the latest change of each record the generation
+// holds into that record's bucket, and the generation as folded. Commits
+// go on meanwhile. A message that was sent, received and deleted within a
+// generation never reaches the database at all. A fold changes no state
+// (the journal replayed over the database gives the same records before
+// and after it), so a fold that fails fails no operation; it is tried
+// again, and the generation after it is not folded, nor its file written
+// over, before it. On a full disk a fold writes its records a few at a
+// time, each part a transaction, so that the database's reserve (see
+// space.go) carries it; the mark goes with the last part.
+//
+// A file is made 1 MiB of zeros long (its blocks allocated) and grows,
+// while its first generation runs, to about foldBytes: from then on a
+// commit allocates nothing on disk and its fdatasync writes data only. On
+// a full disk the journal still takes receives and deletes, whose records
+// fit in what the files have.
 
-// journalName is the journal's file inside the store's directory.
-const journalName = "sluice.journal"
+// journalNames are the journal's files inside the store's directory.
+var journalNames = [2]string{"sluice.journal.0", "sluice.journal.1"}
 
-// journalReserve is the journal file's least size (see above): room for
-// thousands of deliveries and deletes between two folds.
+// journalReserve is a journal file's least size (see above): room for
+// thousands of deliveries and deletes.
 func journalReserve() int64 { return int64(reserveSize) / 4 }
 
-// foldBytes is how much the journal holds before it is folded. Larger
+// foldBytes is how much a generation holds before it is folded. Larger
 // folds write fewer records (more of them sent and deleted in between) and
 // fewer pages per record; it bounds the replay on open and the journal's
-// size on disk. Tests shrink it.
-var foldBytes int64 = 16 << 20
+// files on disk. Tests shrink it.
+var foldBytes int64 = 8 << 20
 
-// foldPartOnFullDisk is how many records a part of a fold on a full disk
-// writes.
-const foldPartOnFullDisk = 32
+// A fold writes its records foldPart at a time, each part a bbolt
+// transaction, and lets the other goroutines run every foldYield records:
+// on a server with one CPU, one long transaction held up the requests
+// behind it (the long-poll pickup's p99 went from 3 to 20 ms). On a full
+// disk a part is foldPartOnFullDisk records.
+const (
+	foldPart           = 512
+	foldPartOnFullDisk = 32
+	foldYield          = 16
+)
 
 // foldRetryCommits is how many commits pass before a failed fold is tried
-// again (the journal grows past its size meanwhile, if it must).
+// again (the next generation grows past foldBytes meanwhile, if it must).
 const foldRetryCommits = 100
 
 // recordHeader: payload length (4), CRC-32C of generation and payload (4),
@@ -90,18 +101,43 @@ type recordKey struct {
 	key  string
 }
 
-// journal is the committer's account of the journal file, rebuilt from
-// disk on open and after a failed commit, kept by the committer's
-// goroutine alone.
+// generation is the account of one generation of the journal: its file,
+// where its next record goes, and each record's last change in it (its
+// encoded value, or nil for a delete).
+type generation struct {
+	f      *os.File
+	gen    uint64
+	off    int64
+	size   int64 // the file's size
+	latest map[recordKey][]byte
+}
+
+// journal is the committer's account of the journal: the generation being
+// written and, until its fold commits, the one before it. It is rebuilt
+// from disk on open and after a failed commit, and kept by the committer's
+// goroutine alone (a fold running in the background reads its generation,
+// which nobody writes meanwhile).
 type journal struct {
-	f    *os.File
-	gen  uint64 // the generation being written: the folded one plus one
-	off  int64  // where the next record goes
-	size int64  // the file's size
-	// latest is each record's last change in the journal: its encoded
-	// value, or nil for a delete.
-	latest  map[recordKey][]byte
-	retryAt uint64 // after a failed fold: the commit count to try again at
+	files   [2]*os.File
+	cur     *generation
+	folding *generation // nil once folded
+}
+
+func (j *journal) close() error {
+	return errors.Join(j.files[0].Close(), j.files[1].Close())
+}
+
+// rotate starts the generation after cur in the other file; cur is to be
+// folded. Call it only when the generation before cur is folded.
+func (j *journal) rotate() {
+	next := j.cur.gen + 1
+	f := j.files[next%2]
+	size := int64(0)
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	j.folding = j.cur
+	j.cur = &generation{f: f, gen: next, size: size, latest: map[recordKey][]byte{}}
 }
 
 // appendEntry appends one change of a record: its kind, its key and its
@@ -154,7 +190,7 @@ func checkKey(ch engine.Change) error {
 // changes[i], nil for a delete) and syncs it. The account moves on only
 // once the record is durable; after an error the file may hold a torn
 // record past j.off, which the next record writes over.
-func (j *journal) commit(changes []engine.Change, values [][]byte) error {
+func (j *generation) commit(changes []engine.Change, values [][]byte) error {
 	payload := make([]byte, 0, 64*len(changes))
 	for i, ch := range changes {
 		if err := checkKey(ch); err != nil {
@@ -183,7 +219,7 @@ func (j *journal) commit(changes []engine.Change, values [][]byte) error {
 
 // fits reports whether the record of these changes fits in the file after
 // what the journal holds, without growing it.
-func (j *journal) fits(changes []engine.Change, values [][]byte) bool {
+func (j *generation) fits(changes []engine.Change, values [][]byte) bool {
 	n := int64(recordHeader)
 	for i, ch := range changes {
 		n += 1 + 2*binary.MaxVarintLen64 + int64(len(ch.Key)+len(values[i]))
@@ -191,18 +227,16 @@ func (j *journal) fits(changes []engine.Change, values [][]byte) bool {
 	return j.off+n <= j.size
 }
 
-// due reports whether the journal holds enough to be folded.
-func (j *journal) due() bool { return j.off >= foldBytes }
+// due reports whether the generation holds enough to be folded.
+func (j *generation) due() bool { return j.off >= foldBytes }
 
-// fold writes the journal's latest changes into the records' buckets and
-// marks its generation folded, in one transaction, or, when part is above
-// zero, in transactions of part records each and a last one that marks it.
-// It returns how many transactions it committed. Only after the mark does
-// the journal start again from its beginning; after an error it goes on
-// where it was.
-func (j *journal) fold(db *bolt.DB, part int) (commits uint64, err error) {
-	keys := make([]recordKey, 0, len(j.latest))
-	for k := range j.latest {
+// fold writes the generation's latest changes into the records' buckets
+// and marks it folded, in transactions of part records each, the last of
+// which marks it. It returns how many transactions it committed. It only
+// reads g.
+func fold(db *bolt.DB, g *generation, part int) (commits uint64, err error) {
+	keys := make([]recordKey, 0, len(g.latest))
+	for k := range g.latest {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(a, b recordKey) int {
@@ -211,35 +245,31 @@ func (j *journal) fold(db *bolt.DB, part int) (commits uint64, err error) {
 		}
 		return strings.Compare(a.key, b.key)
 	})
-	if part <= 0 {
-		part = len(keys) + 1 // everything and the mark in one transaction
-	}
 	for start := 0; ; start += part {
 		end := min(start+part, len(keys))
 		last := len(keys)-start < part
 		err := db.Update(func(tx *bolt.Tx) error {
-			for _, k := range keys[start:end] {
-				if err := writeRecord(tx, k, j.latest[k]); err != nil {
+			for i, k := range keys[start:end] {
+				if err := writeRecord(tx, k, g.latest[k]); err != nil {
 					return err
+				}
+				if i%foldYield == foldYield-1 {
+					runtime.Gosched()
 				}
 			}
 			if !last {
 				return nil
 			}
-			return tx.Bucket(metaBucket).Put(foldedKey, binary.BigEndian.AppendUint64(nil, j.gen))
+			return tx.Bucket(metaBucket).Put(foldedKey, binary.BigEndian.AppendUint64(nil, g.gen))
 		})
 		if err != nil {
 			return commits, err
 		}
 		commits++
 		if last {
-			break
+			return commits, nil
 		}
 	}
-	j.gen++
-	j.off = 0
-	clear(j.latest)
-	return commits, nil
 }
 
 // writeRecord puts value under k in its kind's bucket, or deletes k there
@@ -276,23 +306,42 @@ func folded(tx *bolt.Tx) uint64 {
 	return 0
 }
 
-// openJournal opens (creating if needed) the journal of dir, replays the
-// records of generation gen through apply (value empty for a delete), and
-// returns the account of it. A new journal file is made whole (zeros to
-// journalSize, synced, and its directory entry synced) before it is used.
-func openJournal(dir string, gen uint64, apply func(k recordKey, value []byte) error) (*journal, error) {
-	path := filepath.Join(dir, journalName)
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		f, err = createJournal(dir, path)
+// openJournal opens (creating if needed) the journal's files in dir and
+// replays, through apply (value empty for a delete), the generations after
+// folded, the database's last folded one. A new file is made whole (zeros
+// to journalReserve, synced, and its directory entry synced) before it is
+// used.
+func openJournal(dir string, folded uint64, apply func(k recordKey, value []byte) error) (*journal, error) {
+	j := &journal{}
+	for i, name := range journalNames {
+		path := filepath.Join(dir, name)
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if errors.Is(err, os.ErrNotExist) {
+			f, err = createJournal(dir, path)
+		}
+		if err != nil {
+			if i == 1 {
+				j.files[0].Close()
+			}
+			return nil, fmt.Errorf("journal: %w", err)
+		}
+		j.files[i] = f
 	}
-	if err != nil {
-		return nil, fmt.Errorf("journal: %w", err)
+	var gens [2]*generation
+	for i := range gens {
+		gen := folded + 1 + uint64(i)
+		g := &generation{f: j.files[gen%2], gen: gen, latest: map[recordKey][]byte{}}
+		if err := g.replay(apply); err != nil {
+			j.close()
+			return nil, fmt.Errorf("journal %s: %w", g.f.Name(), err)
+		}
+		gens[i] = g
 	}
-	j := &journal{f: f, gen: gen, latest: map[recordKey][]byte{}}
-	if err := j.replay(apply); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("journal %s: %w", path, err)
+	if gens[1].off > 0 {
+		// A crash during the fold of the first: fold it again.
+		j.folding, j.cur = gens[0], gens[1]
+	} else {
+		j.cur = gens[0]
 	}
 	return j, nil
 }
@@ -333,9 +382,9 @@ func createJournal(dir, path string) (*os.File, error) {
 	return f, nil
 }
 
-// replay reads the records of j.gen from the start and applies them, and
-// sets where the next record goes and what the journal holds.
-func (j *journal) replay(apply func(k recordKey, value []byte) error) error {
+// replay reads the records of j.gen from the file's start and applies
+// them, and sets where the next record goes and what the generation holds.
+func (j *generation) replay(apply func(k recordKey, value []byte) error) error {
 	st, err := j.f.Stat()
 	if err != nil {
 		return err

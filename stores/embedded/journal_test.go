@@ -17,7 +17,7 @@ import (
 func snapshot(t *testing.T, from string) string {
 	t.Helper()
 	to := t.TempDir()
-	for _, name := range []string{FileName, journalName} {
+	for _, name := range append([]string{FileName}, journalNames[:]...) {
 		b, err := os.ReadFile(filepath.Join(from, name))
 		if err != nil {
 			t.Fatal(err)
@@ -48,12 +48,12 @@ func TestJournalStopsAtATornRecord(t *testing.T) {
 	for _, id := range []string{"m1", "m2", "m3"} {
 		send(t, s, "q", t0, "", id)
 	}
-	lastStart := s.c.j.off // the next record: m4's
+	lastStart := s.c.j.cur.off // the next record: m4's
 	send(t, s, "q", t0, "", "m4")
-	lastEnd := s.c.j.off
+	lastEnd := s.c.j.cur.off
 	crashed := snapshot(t, dir)
 
-	f, err := os.OpenFile(filepath.Join(crashed, journalName), os.O_RDWR, 0)
+	f, err := os.OpenFile(filepath.Join(crashed, journalNames[1]), os.O_RDWR, 0) // generation 1's
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +69,8 @@ func TestJournalStopsAtATornRecord(t *testing.T) {
 	f.Close()
 
 	r := open(t, crashed)
-	if r.c.j.off != lastStart {
-		t.Fatalf("the next record goes at %d, want %d (over the torn one)", r.c.j.off, lastStart)
+	if r.c.j.cur.off != lastStart {
+		t.Fatalf("the next record goes at %d, want %d (over the torn one)", r.c.j.cur.off, lastStart)
 	}
 	if got := storedIDs(t, r, "q", at(100*sec)); !slices.Equal(got, []string{"m1", "m2", "m3"}) {
 		t.Fatalf("after a torn last record: %q, want m1 m2 m3", got)
@@ -86,30 +86,34 @@ func TestJournalStopsAtATornRecord(t *testing.T) {
 	}
 }
 
-// After a fold the journal is written again from its start, over the
-// records of the generation it folded: a restart replays only the new
-// generation's records, over the database, and none of the older ones left
-// behind them.
+// A generation is written from its file's start, over the records of the
+// generation two before it, which a fold put in the database: a restart
+// replays only the current generation's records, over the database, and
+// none of the older ones left behind them.
 func TestJournalReplaysOnlyItsGeneration(t *testing.T) {
 	dir := t.TempDir()
-	s := open(t, dir)
-	createQueue(t, s, "q", false, t0)
 	var want []string
-	for i := range 40 {
-		id := fmt.Sprintf("m%02d", i)
-		send(t, s, "q", t0, "", id)
-		want = append(want, id)
+	for g := range 2 { // generation 1 in file 1, generation 2 in file 0
+		s := open(t, dir)
+		if g == 0 {
+			createQueue(t, s, "q", false, t0)
+		}
+		for i := range 30 {
+			id := fmt.Sprintf("m%d-%02d", g, i)
+			send(t, s, "q", t0, "", id)
+			want = append(want, id)
+		}
+		if err := s.Close(); err != nil { // folds
+			t.Fatal(err)
+		}
 	}
-	if err := s.Close(); err != nil { // folds: generation 1 is in the database
-		t.Fatal(err)
-	}
-	s = open(t, dir)
+	s := open(t, dir)
 	defer s.Close()
-	if s.c.j.gen != 2 || s.c.j.off != 0 {
-		t.Fatalf("after a fold: generation %d, offset %d; want 2, 0", s.c.j.gen, s.c.j.off)
+	if s.c.j.cur.gen != 3 || s.c.j.cur.off != 0 || s.c.j.folding != nil {
+		t.Fatalf("after two folds: generation %d at offset %d (one folding: %v); want 3 at 0", s.c.j.cur.gen, s.c.j.cur.off, s.c.j.folding != nil)
 	}
-	// Generation 2 writes over the start of generation 1's records: a
-	// delete of a message the fold put in the database, and a send.
+	// Generation 3 writes over the start of generation 1's records in file
+	// 1: a delete of a message a fold put in the database, and a send.
 	c := claim(t, s, "q", at(sec), 1, "T", "")
 	outs := must(s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: "q",
 		Receipts: []stores.Receipt{{MessageID: c.Messages[0].ID, Token: "T"}}, Now: at(sec)}))
@@ -121,8 +125,8 @@ func TestJournalReplaysOnlyItsGeneration(t *testing.T) {
 	slices.Sort(want)
 	r := open(t, snapshot(t, dir))
 	defer r.Close()
-	if r.c.j.gen != 2 {
-		t.Fatalf("replayed generation %d, want 2", r.c.j.gen)
+	if r.c.j.cur.gen != 3 || r.c.j.cur.off != s.c.j.cur.off {
+		t.Fatalf("replayed generation %d to offset %d, want 3 to %d", r.c.j.cur.gen, r.c.j.cur.off, s.c.j.cur.off)
 	}
 	if got := storedIDs(t, r, "q", at(100*sec)); !slices.Equal(got, want) {
 		t.Fatalf("after a crash: %q, want %q", got, want)
