@@ -1,21 +1,21 @@
 // Package embedded is the zero-set-up durable store: a directory on local
-// disk holding one bbolt database.
+// disk holding one bbolt database and its journal.
 //
 // The queue logic is the in-memory engine of stores/memstore; this package
 // makes it durable. Every operation is applied to the engine under its lock,
 // and the operation's change list (record puts and deletes) is handed, in
 // order, to a single committer goroutine. The operation then releases the
-// lock and waits until the committer has written and fsynced a bbolt
-// transaction containing its changes: a call returns success only after a
+// lock and waits until the committer has written and synced a journal
+// record containing its changes: a call returns success only after a
 // durable commit. The committer writes every change list that queued up
-// while it was busy in one transaction (group commit), so concurrent callers
-// share one fsync. Because change lists are committed in the order they were
+// while it was busy in one record (group commit), so concurrent callers
+// share one fdatasync. Because change lists are committed in the order they were
 // applied, whatever an operation observed was durable before it returned;
 // reads wait the same way for what they saw.
 //
-// If a commit fails, bbolt rolls it back, and the store fails the operations
-// of that commit and of every change list submitted after it (they may have
-// observed its changes), rebuilds the engine from the database, and serves
+// If a commit fails, the store fails the operations of that commit and of
+// every change list submitted after it (they may have observed its
+// changes), rebuilds the engine from the database and the journal, and serves
 // again: nothing is acknowledged that is not on disk, and nothing is kept in
 // memory that is not. A full disk puts the store in a degraded state where
 // it refuses sends but serves everything else (see space.go). Open loads
@@ -35,8 +35,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -223,20 +221,7 @@ func load(db *bolt.DB, dir string) ([]engine.Record, *journal, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	keys := make([]recordKey, 0, len(records))
-	for k := range records {
-		keys = append(keys, k)
-	}
-	order := map[engine.Kind]int{}
-	for i, k := range engine.Kinds() {
-		order[k] = i
-	}
-	slices.SortFunc(keys, func(a, b recordKey) int {
-		if a.kind != b.kind {
-			return order[a.kind] - order[b.kind]
-		}
-		return strings.Compare(a.key, b.key)
-	})
+	keys := sortedKeys(records)
 	recs := make([]engine.Record, len(keys))
 	for i, k := range keys {
 		recs[i] = records[k]
@@ -320,8 +305,8 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-// Commits is how many bbolt transactions the store committed since it
-// opened (stores.CommitCounter).
+// Commits is how many journal records and folding bbolt transactions the
+// store committed since it opened (stores.CommitCounter).
 func (s *Store) Commits() uint64 {
 	s.c.mu.Lock()
 	defer s.c.mu.Unlock()
@@ -330,8 +315,9 @@ func (s *Store) Commits() uint64 {
 
 // ---- the committer
 
-// committer writes change lists to bbolt in submission order, one
-// transaction per batch of whatever is pending.
+// committer writes change lists to the journal in submission order, one
+// record per batch of whatever is pending, and folds the journal into
+// bbolt.
 type committer struct {
 	db  *bolt.DB
 	dir string

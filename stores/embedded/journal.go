@@ -101,6 +101,23 @@ type recordKey struct {
 	key  string
 }
 
+// sortedKeys are the keys of m by kind (in the order of engine.Kinds, which
+// is the kinds' numeric order), then bytewise: the order of the database's
+// buckets.
+func sortedKeys[V any](m map[recordKey]V) []recordKey {
+	keys := make([]recordKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b recordKey) int {
+		if a.kind != b.kind {
+			return int(a.kind) - int(b.kind)
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	return keys
+}
+
 // generation is the account of one generation of the journal: its file,
 // where its next record goes, and each record's last change in it (its
 // encoded value, or nil for a delete).
@@ -235,16 +252,7 @@ func (j *generation) due() bool { return j.off >= foldBytes }
 // which marks it. It returns how many transactions it committed. It only
 // reads g.
 func fold(db *bolt.DB, g *generation, part int) (commits uint64, err error) {
-	keys := make([]recordKey, 0, len(g.latest))
-	for k := range g.latest {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b recordKey) int {
-		if a.kind != b.kind {
-			return int(a.kind) - int(b.kind)
-		}
-		return strings.Compare(a.key, b.key)
-	})
+	keys := sortedKeys(g.latest)
 	for start := 0; ; start += part {
 		end := min(start+part, len(keys))
 		last := len(keys)-start < part
