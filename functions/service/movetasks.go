@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
@@ -121,8 +122,17 @@ func (s *Service) CancelMessageMoveTask(ctx context.Context, in *contract.Cancel
 	}
 	// A step (here or on another instance) may come between the read and
 	// the update; then read again: the count must include its messages.
+	// The pause before that, random and growing, takes the cancel out of
+	// step with a stepping loop that would otherwise win every time.
 	var err error
-	for range 20 {
+	for i := range 20 {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, s.storeErr(ctx, ctx.Err())
+			case <-time.After(rand.N(time.Duration(min(i, 10)) * time.Millisecond)):
+			}
+		}
 		var t, got *stores.MoveTask
 		t, err = s.store.MoveTaskGet(ctx, &stores.MoveTaskGetParams{Handle: in.TaskHandle})
 		if errors.Is(err, stores.ErrMoveTaskNotFound) {
