@@ -48,14 +48,16 @@ import (
 // FileName is the database file inside the store's directory.
 const FileName = "sluice.db"
 
-// formatVersion 3 has the journal (journal.go); version 2 keeps a
-// message's delivery state in a record of its own (the deliveries bucket).
-// Older databases are read as they are and marked 3 before their first
-// commit, so that an older build, which would ignore the journal (or the
-// deliveries), refuses them.
-const formatVersion = "3"
+// formatVersion 4 keys dedup markers by the instant they were written
+// (engine.DedupRecord.Key); version 3 has the journal (journal.go); version
+// 2 keeps a message's delivery state in a record of its own (the
+// deliveries bucket). Older databases are read as they are and marked 4
+// before their first commit, which also moves their markers to their keys,
+// so that an older build, which would ignore the journal (or the
+// deliveries) or lose track of the markers, refuses them.
+const formatVersion = "4"
 
-var readableFormats = []string{"1", "2", formatVersion}
+var readableFormats = []string{"1", "2", "3", formatVersion}
 
 var (
 	metaBucket = []byte("meta")
@@ -110,13 +112,13 @@ func Open(dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("embedded: %s: %w", path, err)
 	}
-	recs, j, err := load(db, dir)
+	recs, j, moves, err := load(db, dir)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("embedded: %s: %w", path, err)
 	}
 	c := newCommitter(db, dir)
-	c.j = j
+	c.j, c.moves = j, moves
 	c.upgrade = format != formatVersion
 	e := engine.New(c)
 	if err := e.Restore(recs); err != nil {
@@ -177,9 +179,11 @@ func initialize(db *bolt.DB) (string, error) {
 
 // load decodes every record: the database's, with the journal of dir
 // replayed over them, in the database's order (by kind, then key). It
-// returns the journal's account too. A bucket may be missing (a database
-// of an older format): its kind has no records yet.
-func load(db *bolt.DB, dir string) ([]engine.Record, *journal, error) {
+// returns the journal's account too, and the changes that move the
+// records stored under a key of an older format (dedup markers under
+// their legacy key) to their own. A bucket may be missing (a database of
+// an older format): its kind has no records yet.
+func load(db *bolt.DB, dir string) ([]engine.Record, *journal, []engine.Change, error) {
 	records := map[recordKey]engine.Record{}
 	var done uint64
 	err := db.View(func(tx *bolt.Tx) error {
@@ -204,7 +208,7 @@ func load(db *bolt.DB, dir string) ([]engine.Record, *journal, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	j, err := openJournal(dir, done, func(k recordKey, v []byte) error {
 		if len(v) == 0 {
@@ -219,14 +223,19 @@ func load(db *bolt.DB, dir string) ([]engine.Record, *journal, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	keys := sortedKeys(records)
 	recs := make([]engine.Record, len(keys))
+	var moves []engine.Change
 	for i, k := range keys {
-		recs[i] = records[k]
+		r := records[k]
+		recs[i] = r
+		if key := r.Key(); k.key != string(key) {
+			moves = append(moves, engine.Change{Kind: k.kind, Key: []byte(k.key)}, engine.Change{Kind: k.kind, Key: key, Record: r})
+		}
 	}
-	return recs, j, nil
+	return recs, j, moves, nil
 }
 
 // decodeRecord decodes the value v stored under key for a record of kind k.
@@ -238,10 +247,17 @@ func decodeRecord(k engine.Kind, key, v []byte) (engine.Record, error) {
 	if err := decode(v, r); err != nil {
 		return nil, fmt.Errorf("decode %s record %q: %w", k, key, err)
 	}
-	if !bytes.Equal(key, r.Key()) {
+	if !bytes.Equal(key, r.Key()) && !isLegacyKey(r, key) {
 		return nil, fmt.Errorf("%s record under key %q has key %q", k, key, r.Key())
 	}
 	return r, nil
+}
+
+// isLegacyKey reports whether key is the key an older format stored r
+// under.
+func isLegacyKey(r engine.Record, key []byte) bool {
+	d, ok := r.(*engine.DedupRecord)
+	return ok && bytes.Equal(key, d.LegacyKey())
 }
 
 // refuseWhenFull is the gate of the methods that add data.
@@ -331,6 +347,9 @@ type committer struct {
 	full    func() bool // the disk is full: folds write in parts
 	upgrade bool        // the stored format is older: mark it current before the next commit
 	j       *journal    // kept by the loop's goroutine alone
+	// moves, written with the next commit, put the records stored under
+	// an older format's key under their own (load).
+	moves []engine.Change
 	// A fold running in the background reports on folded; retryAt is the
 	// commit count at which a failed fold is tried again.
 	folding bool
@@ -526,11 +545,11 @@ func (c *committer) failed(b *batch, cause error) {
 		}
 		c.reap(true)
 		c.j.close()
-		recs, j, err := load(c.db, c.dir)
+		recs, j, moves, err := load(c.db, c.dir)
 		if err != nil {
 			return nil, err
 		}
-		c.j = j
+		c.j, c.moves = j, moves
 		return recs, nil
 	})
 	if rerr != nil && !errors.Is(rerr, engine.ErrClosed) {
@@ -583,6 +602,9 @@ func (c *committer) stop() error {
 // write commits a batch of change lists as one journal record. Within the
 // batch only the last change of each record matters.
 func (c *committer) write(batch [][]engine.Change) error {
+	if len(c.moves) > 0 {
+		batch = append([][]engine.Change{c.moves}, batch...) // first: the batch's own changes win
+	}
 	at := map[recordKey]int{}
 	var flat []engine.Change
 	for _, list := range batch {
@@ -634,5 +656,9 @@ func (c *committer) write(batch [][]engine.Change) error {
 			c.startFold()
 		}
 	}
-	return c.j.cur.commit(flat, values)
+	if err := c.j.cur.commit(flat, values); err != nil {
+		return err
+	}
+	c.moves = nil
+	return nil
 }

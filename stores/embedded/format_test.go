@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,4 +106,71 @@ func TestRefusesUnknownFormat(t *testing.T) {
 	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "unknown format") {
 		t.Fatalf("open: %v", err)
 	}
+}
+
+// TestOpensFormat3DedupMarkers opens a database of format 3, whose dedup
+// markers are keyed by queue, scope and id: they still deduplicate, and the
+// first commit moves them under their keys of format 4, which sort by the
+// instant they were written (ids z, y, x sent in that order sort z, y, x).
+func TestOpensFormat3DedupMarkers(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	createQueue(t, s, "q.fifo", true, t0)
+	send(t, s, "q.fifo", t0, "g", "z")
+	send(t, s, "q.fifo", at(sec), "g", "y")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, FileName), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketName(engine.KindDedup))
+		recs := map[string][]byte{}
+		b.ForEach(func(k, v []byte) error { recs[string(k)] = v; return nil })
+		for k, v := range recs {
+			r := &engine.DedupRecord{}
+			if err := decode(v, r); err != nil {
+				return err
+			}
+			b.Delete([]byte(k))
+			b.Put(r.LegacyKey(), v)
+		}
+		return tx.Bucket(metaBucket).Put(formatKey, []byte("3"))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s = open(t, dir)
+	eq(t, "z again", send(t, s, "q.fifo", at(2*sec), "g", "z")[0].Duplicate, true)
+	send(t, s, "q.fifo", at(3*sec), "g", "x")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, dir)
+	defer s.Close()
+	err = s.db.View(func(tx *bolt.Tx) error {
+		eq(t, "format", string(tx.Bucket(metaBucket).Get(formatKey)), formatVersion)
+		var got []string
+		tx.Bucket(bucketName(engine.KindDedup)).ForEach(func(k, v []byte) error {
+			r := &engine.DedupRecord{}
+			if err := decode(v, r); err != nil {
+				return err
+			}
+			if !bytes.Equal(k, r.Key()) {
+				t.Errorf("marker %s under key %q, want %q", r.DedupID, k, r.Key())
+			}
+			got = append(got, r.DedupID)
+			return nil
+		})
+		eq(t, "markers in key order", got, []string{"z", "y", "x"})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "y after reopening", send(t, s, "q.fifo", at(4*sec), "g", "y")[0].Duplicate, true)
 }

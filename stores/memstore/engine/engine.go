@@ -424,6 +424,9 @@ func dedupKey(scope, id string) string {
 }
 
 func (t *tx) putDedup(q *queue, rec *DedupRecord) {
+	if old := q.dedup[dedupKey(rec.Scope, rec.DedupID)]; old != nil {
+		t.del(old.rec) // its key holds when it was written: not the new one's
+	}
 	q.addDedup(rec)
 	t.put(rec)
 }

@@ -315,6 +315,28 @@ func TestSequenceAndDedup(t *testing.T) {
 	eq(t, "std", r, []stores.SendResult{{MessageID: "1"}, {MessageID: "2"}})
 }
 
+// A marker that no longer dedups under a shorter window, though it has not
+// expired, is replaced by the next send of its id: the change lists delete
+// the old record (its key holds when it was written) and put the new one.
+func TestDedupMarkerReplacedUnderAShorterWindow(t *testing.T) {
+	f := newFixture(t)
+	f.queue("q.fifo", true)
+	f.sendOpts("q.fifo", t0, sendOpt{group: "g", dedup: "D"}, "a")
+	res, err := f.e.MessageSend(ctx, &stores.MessageSendParams{QueueName: "q.fifo", DedupWindow: time.Minute, Now: at(2 * time.Minute),
+		Messages: []stores.NewMessage{{ID: "b", Body: "b", GroupID: "g", DedupID: "D"}}})
+	if err != nil || res.Results[0].Duplicate {
+		t.Fatalf("send under a 1-minute window two minutes later: %+v %v, want stored", res, err)
+	}
+	f.check()
+	var markers []string
+	for _, r := range f.rec.records() {
+		if d, ok := r.(*DedupRecord); ok {
+			markers = append(markers, d.MessageID)
+		}
+	}
+	eq(t, "markers of D", markers, []string{"b"})
+}
+
 func TestDedupMarkersExpireInMaintain(t *testing.T) {
 	f := newFixture(t)
 	f.queue("q.fifo", true)

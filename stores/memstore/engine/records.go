@@ -198,9 +198,24 @@ func messageKey(queue string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(appendPart(nil, queue), seq)
 }
 
+// Key of a dedup marker: the queue name, the instant it was written, then
+// its scope and id, so that a durable store appends new markers at the end
+// of a queue's range and their expiry removes them from its start, rather
+// than writing pages all over the range (ids are random).
 func (r *DedupRecord) Key() []byte {
+	k := binary.BigEndian.AppendUint64(appendPart(nil, r.Queue), sortableNanos(r.CreatedAt))
+	return appendPart(appendPart(k, r.Scope), r.DedupID)
+}
+
+// LegacyKey is the key a dedup marker had before its key held the instant
+// it was written: a durable store finds the markers it wrote then under it.
+func (r *DedupRecord) LegacyKey() []byte {
 	return appendPart(appendPart(appendPart(nil, r.Queue), r.Scope), r.DedupID)
 }
+
+// sortableNanos is t in nanoseconds since 1970, with the sign bit flipped,
+// so that big-endian bytes sort as the instants do.
+func sortableNanos(t time.Time) uint64 { return uint64(t.UnixNano()) ^ 1<<63 }
 
 func (r *AttemptRecord) Key() []byte {
 	return appendPart(appendPart(nil, r.Queue), r.AttemptID)
