@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -300,12 +301,17 @@ func (s *Store) MoveTaskCreate(ctx context.Context, p *stores.MoveTaskCreatePara
 // Health implements stores.HealthChecker: nil while the store serves
 // everything; an error wrapping stores.ErrUnavailable while the disk is full
 // (the store serves reads, receives and deletes, refuses sends, and recovers
-// by itself when space returns); the error that stopped it otherwise.
+// by itself when space returns) or while the journal cannot be folded into
+// the database (the store serves everything, but its journal grows until a
+// fold succeeds); the error that stopped it otherwise.
 func (s *Store) Health(ctx context.Context) error {
 	if err := s.Engine.Health(ctx); err != nil {
 		return err
 	}
-	return s.space.fullErr()
+	if err := s.space.fullErr(); err != nil {
+		return err
+	}
+	return s.c.foldHealth()
 }
 
 // Close stops accepting operations, waits until everything applied is
@@ -355,6 +361,9 @@ type committer struct {
 	folding bool
 	folded  chan foldResult
 	retryAt uint64
+
+	foldErr      error // why the folds fail, while they do (under mu)
+	foldFailures int   // how many failed in a row (under mu)
 
 	mu       sync.Mutex
 	work     sync.Cond // signalled when there is something to write or to stop
@@ -510,6 +519,18 @@ func (c *committer) reap(wait bool) {
 	c.folding = false
 	c.mu.Lock()
 	c.commits += r.commits
+	if r.err == nil && c.foldErr != nil {
+		slog.Info("embedded: the journal is folded again", "dir", c.dir, "failed", c.foldFailures)
+	}
+	if r.err == nil {
+		c.foldErr, c.foldFailures = nil, 0
+	} else {
+		if c.foldErr == nil {
+			slog.Error("embedded: a fold of the journal into the database failed; it is retried, and the journal grows meanwhile", "dir", c.dir, "err", r.err)
+		}
+		c.foldErr = r.err
+		c.foldFailures++
+	}
 	c.mu.Unlock()
 	if r.err == nil {
 		c.j.folding = nil
@@ -520,6 +541,19 @@ func (c *committer) reap(wait bool) {
 		c.onFull(fmt.Errorf("%w: embedded: disk full, the journal could not be folded: %w", stores.ErrUnavailable, r.err))
 		c.retryAt = c.commits
 	}
+}
+
+// foldHealth is why the journal is not being folded, wrapping
+// stores.ErrUnavailable, or nil. A failure for want of space is the disk's
+// (space.go), not counted here: the fold is retried in parts at once.
+func (c *committer) foldHealth() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.foldErr == nil || isNoSpace(c.foldErr) {
+		return nil
+	}
+	return fmt.Errorf("%w: embedded: the journal could not be folded into the database (%d tries; it grows until a fold succeeds): %w",
+		stores.ErrUnavailable, c.foldFailures, c.foldErr)
 }
 
 // failed handles a commit that bbolt rolled back: under the engine's lock,

@@ -256,7 +256,7 @@ func fold(db *bolt.DB, g *generation, part int) (commits uint64, err error) {
 	for start := 0; ; start += part {
 		end := min(start+part, len(keys))
 		last := len(keys)-start < part
-		err := db.Update(func(tx *bolt.Tx) error {
+		err := foldUpdate(db, func(tx *bolt.Tx) error {
 			for i, k := range keys[start:end] {
 				if err := writeRecord(tx, k, g.latest[k]); err != nil {
 					return err
@@ -279,6 +279,9 @@ func fold(db *bolt.DB, g *generation, part int) (commits uint64, err error) {
 		}
 	}
 }
+
+// foldUpdate runs a fold's transaction; tests make it fail.
+var foldUpdate = (*bolt.DB).Update
 
 // writeRecord puts value under k in its kind's bucket, or deletes k there
 // when value is nil.

@@ -1,12 +1,17 @@
 package embedded
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/sluicehq/sluice/stores"
 )
@@ -130,5 +135,52 @@ func TestJournalReplaysOnlyItsGeneration(t *testing.T) {
 	}
 	if got := storedIDs(t, r, "q", at(100*sec)); !slices.Equal(got, want) {
 		t.Fatalf("after a crash: %q, want %q", got, want)
+	}
+}
+
+// A fold that keeps failing (for another reason than space) fails no
+// operation, and the store says so in Health until a fold succeeds; what
+// was acknowledged meanwhile survives a restart.
+func TestFailingFoldShowsInHealth(t *testing.T) {
+	oldF, oldU := foldBytes, foldUpdate
+	t.Cleanup(func() { foldBytes, foldUpdate = oldF, oldU })
+	foldBytes = 4 << 10
+	var failing atomic.Bool
+	failing.Store(true)
+	foldUpdate = func(db *bolt.DB, fn func(*bolt.Tx) error) error {
+		if failing.Load() {
+			return errors.New("injected fold failure")
+		}
+		return oldU(db, fn)
+	}
+	dir := t.TempDir()
+	s := open(t, dir)
+	createQueue(t, s, "q", false, t0)
+	n := 0
+	sendUntil := func(what string, done func(error) bool) error {
+		t.Helper()
+		for range 2000 {
+			send(t, s, "q", at(sec), "", fmt.Sprint("m", n))
+			n++
+			if err := s.Health(ctx); done(err) {
+				return err
+			}
+		}
+		t.Fatalf("%s: not after %d sends", what, n)
+		return nil
+	}
+	err := sendUntil("health reports the failing folds", func(err error) bool { return err != nil })
+	if !errors.Is(err, stores.ErrUnavailable) || !strings.Contains(err.Error(), "could not be folded") || !strings.Contains(err.Error(), "injected fold failure") {
+		t.Fatalf("health while folds fail: %v; want ErrUnavailable naming the fold and its cause", err)
+	}
+	failing.Store(false)
+	sendUntil("health recovers once a fold succeeds", func(err error) bool { return err == nil })
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, dir)
+	defer s.Close()
+	if st := must(s.QueueStats(ctx, &stores.QueueStatsParams{Name: "q", Now: at(2 * sec)})); st.Visible != int64(n) {
+		t.Fatalf("after a restart: %d visible, want the %d sent", st.Visible, n)
 	}
 }
