@@ -556,9 +556,9 @@ func (c *committer) foldHealth() error {
 		stores.ErrUnavailable, c.foldFailures, c.foldErr)
 }
 
-// failed handles a commit that bbolt rolled back: under the engine's lock,
-// it fails that batch and everything submitted since (built on it), then
-// rebuilds the engine from what is on disk.
+// failed handles a commit that did not become durable: under the engine's
+// lock, it fails that batch and everything submitted since (built on it),
+// then rebuilds the engine from what is on disk.
 func (c *committer) failed(b *batch, cause error) {
 	full := isNoSpace(cause)
 	err := fmt.Errorf("embedded: commit failed, nothing written: %w", cause)
