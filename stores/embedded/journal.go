@@ -127,6 +127,11 @@ type generation struct {
 	off    int64
 	size   int64 // the file's size
 	latest map[recordKey][]byte
+	// direct is f opened for direct writes (direct.go), nil where the file
+	// system cannot; tail is what the block off falls in holds before off,
+	// and buf the aligned buffer direct writes are made in.
+	direct    *os.File
+	tail, buf []byte
 }
 
 // journal is the committer's account of the journal: the generation being
@@ -136,12 +141,19 @@ type generation struct {
 // which nobody writes meanwhile).
 type journal struct {
 	files   [2]*os.File
+	directs [2]*os.File // the files opened for direct writes, or nil
 	cur     *generation
 	folding *generation // nil once folded
 }
 
 func (j *journal) close() error {
-	return errors.Join(j.files[0].Close(), j.files[1].Close())
+	errs := []error{j.files[0].Close(), j.files[1].Close()}
+	for _, f := range j.directs {
+		if f != nil {
+			errs = append(errs, f.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // rotate starts the generation after cur in the other file; cur is to be
@@ -153,8 +165,12 @@ func (j *journal) rotate() {
 	if st, err := f.Stat(); err == nil {
 		size = st.Size()
 	}
+	var direct *os.File
+	if j.cur.direct != nil { // not once a direct write was refused
+		direct = j.directs[next%2]
+	}
 	j.folding = j.cur
-	j.cur = &generation{f: f, gen: next, size: size, latest: map[recordKey][]byte{}}
+	j.cur = &generation{f: f, gen: next, size: size, latest: map[recordKey][]byte{}, direct: direct}
 }
 
 // appendEntry appends one change of a record: its kind, its key and its
@@ -220,10 +236,7 @@ func (j *generation) commit(changes []engine.Change, values [][]byte) error {
 	binary.LittleEndian.PutUint64(rec[8:], j.gen)
 	rec = append(rec, payload...)
 	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(rec[8:], castagnoli))
-	if _, err := j.f.WriteAt(rec, j.off); err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	if err := fdatasync(j.f); err != nil {
+	if err := j.write(rec); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	j.off += int64(len(rec))
@@ -234,14 +247,35 @@ func (j *generation) commit(changes []engine.Change, values [][]byte) error {
 	return nil
 }
 
+// write writes rec at j.off and makes it durable: one direct write where
+// the file system takes them, else a write and an fdatasync. A direct
+// write skips the page cache and the write-back an fdatasync runs, which
+// cost the server about a tenth of its CPU.
+func (j *generation) write(rec []byte) error {
+	if j.direct != nil {
+		err := j.writeDirect(rec)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			return err
+		}
+		j.direct = nil
+	}
+	if _, err := j.f.WriteAt(rec, j.off); err != nil {
+		return err
+	}
+	return fdatasync(j.f)
+}
+
 // fits reports whether the record of these changes fits in the file after
 // what the journal holds, without growing it.
 func (j *generation) fits(changes []engine.Change, values [][]byte) bool {
-	n := int64(recordHeader)
+	end := j.off + recordHeader
 	for i, ch := range changes {
-		n += 1 + 2*binary.MaxVarintLen64 + int64(len(ch.Key)+len(values[i]))
+		end += 1 + 2*binary.MaxVarintLen64 + int64(len(ch.Key)+len(values[i]))
 	}
-	return j.off+n <= j.size
+	if j.direct != nil {
+		end = (end + directBlock - 1) &^ (directBlock - 1)
+	}
+	return end <= j.size
 }
 
 // due reports whether the generation holds enough to be folded.
@@ -347,16 +381,24 @@ func openJournal(dir string, folded uint64, apply func(k recordKey, value []byte
 		if err != nil {
 			if i == 1 {
 				j.files[0].Close()
+				if j.directs[0] != nil {
+					j.directs[0].Close()
+				}
 			}
 			return nil, fmt.Errorf("journal: %w", err)
 		}
 		j.files[i] = f
+		j.directs[i] = openDirect(path)
 	}
 	var gens [2]*generation
 	for i := range gens {
 		gen := folded + 1 + uint64(i)
-		g := &generation{f: j.files[gen%2], gen: gen, latest: map[recordKey][]byte{}}
+		g := &generation{f: j.files[gen%2], gen: gen, latest: map[recordKey][]byte{}, direct: j.directs[gen%2]}
 		if err := g.replay(apply); err != nil {
+			j.close()
+			return nil, fmt.Errorf("journal %s: %w", g.f.Name(), err)
+		}
+		if err := g.loadTail(); err != nil {
 			j.close()
 			return nil, fmt.Errorf("journal %s: %w", g.f.Name(), err)
 		}

@@ -42,6 +42,35 @@ func storedIDs(t *testing.T, s *Store, queue string, now time.Time) []string {
 	return ids
 }
 
+// A store reopened on a journal goes on writing in the block its last
+// record ended in; a direct write rewrites that block whole, so it must
+// hold the records before it as they are: after a second crash all are
+// replayed. (Where the file system refuses direct writes, this holds for
+// the plain writes instead.)
+func TestJournalGoesOnInItsLastBlock(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	defer s.Close()
+	createQueue(t, s, "q", false, t0)
+	send(t, s, "q", t0, "", "m1")
+	send(t, s, "q", t0, "", "m2")
+	if s.c.j.cur.off%directBlock == 0 {
+		t.Fatalf("the last record ends at a block's end (%d): make the messages another size", s.c.j.cur.off)
+	}
+	t.Logf("direct writes: %v", s.c.j.cur.direct != nil)
+	crashed := snapshot(t, dir)
+
+	r := open(t, crashed)
+	defer r.Close()
+	send(t, r, "q", at(sec), "", "m3")
+	again := snapshot(t, crashed)
+	a := open(t, again)
+	defer a.Close()
+	if got := storedIDs(t, a, "q", at(100*sec)); !slices.Equal(got, []string{"m1", "m2", "m3"}) {
+		t.Fatalf("after a restart, a commit and a second crash: %q, want m1 m2 m3", got)
+	}
+}
+
 // A torn record at the journal's end (a commit the crash cut short, which
 // nobody was told of) is not replayed, nor anything after it; the records
 // before it are, and the next commit writes over it.
