@@ -249,8 +249,8 @@ func (j *generation) commit(changes []engine.Change, values [][]byte) error {
 
 // write writes rec at j.off and makes it durable: one direct write where
 // the file system takes them, else a write and an fdatasync. A direct
-// write skips the page cache and the write-back an fdatasync runs, which
-// cost the server about a tenth of its CPU.
+// write skips the page cache and the write-back an fdatasync runs in the
+// server's time.
 func (j *generation) write(rec []byte) error {
 	if j.direct != nil {
 		err := j.writeDirect(rec)
