@@ -21,10 +21,11 @@
 // it refuses sends but serves everything else (see space.go). Open loads
 // every record and rebuilds the engine.
 //
-// A commit is one record appended to a journal file and one fdatasync; the
-// journal is folded into the database from time to time (journal.go).
-// Records are stored as JSON, or with gob when JSON would not round-trip
-// them exactly (see codec.go).
+// A commit is one record appended to a journal file and made durable by
+// one write; the journal is folded into the database from time to time
+// (journal.go). Messages, deliveries and dedup markers are stored in a
+// binary layout (binary.go), other records as JSON, or with gob when JSON
+// would not round-trip them exactly (see codec.go).
 package embedded
 
 import (
@@ -50,7 +51,8 @@ import (
 const FileName = "sluice.db"
 
 // formatVersion 4 keys dedup markers by the instant they were written
-// (engine.DedupRecord.Key); version 3 has the journal (journal.go); version
+// (engine.DedupRecord.Key) and stores the hot records in a binary layout
+// (binary.go); version 3 has the journal (journal.go); version
 // 2 keeps a message's delivery state in a record of its own (the
 // deliveries bucket). Older databases are read as they are and marked 4
 // before their first commit, which also moves their markers to their keys,
