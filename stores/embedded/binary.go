@@ -152,24 +152,16 @@ type reader struct {
 
 var errShort = errors.New("record cut short")
 
-func (d *reader) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.p)
-	if n <= 0 {
-		d.err = errShort
-		return 0
-	}
-	d.p = d.p[n:]
-	return v
-}
+func (d *reader) uvarint() uint64 { return readVarint(d, binary.Uvarint) }
 
-func (d *reader) varint() int64 {
+func (d *reader) varint() int64 { return readVarint(d, binary.Varint) }
+
+// readVarint reads one varint with read (binary.Uvarint or binary.Varint).
+func readVarint[T uint64 | int64](d *reader, read func([]byte) (T, int)) T {
 	if d.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(d.p)
+	v, n := read(d.p)
 	if n <= 0 {
 		d.err = errShort
 		return 0
