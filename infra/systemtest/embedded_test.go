@@ -147,8 +147,11 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 			q := []string{"events", "orders.fifo"}[w%2]
 			for n := 0; loadCtx.Err() == nil; {
 				// The server claims the messages after this: they cannot
-				// be visible again before began+visibility.
-				began := time.Now()
+				// be visible again before began+visibility. Both instants
+				// are read on the wall clock, the store's (a host whose
+				// clock is stepped forward ends timeouts sooner by the
+				// monotonic one).
+				began := time.Now().Round(0)
 				out, err := cl.ReceiveMessage(loadCtx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(urls[q]), MaxNumberOfMessages: 10})
 				if err != nil || len(out.Messages) == 0 {
 					continue
@@ -226,7 +229,7 @@ func TestEmbeddedKillUnderLoad(t *testing.T) {
 				t.Fatalf("receive after the restart: %v", err)
 			}
 			var es []types.DeleteMessageBatchRequestEntry
-			at := time.Now()
+			at := time.Now().Round(0)
 			for i, m := range out.Messages {
 				body, id := aws.ToString(m.Body), aws.ToString(m.MessageId)
 				if got[body] == nil {
