@@ -352,6 +352,13 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 			// sends no wake-up, so look again after a short, jittered
 			// pause (which spreads the receivers that lost together).
 			sleep = min(sleep, contendedPause())
+			// That look comes whatever wakes this poll: a wake-up that
+			// reached it during the claim would be spent on it, and the
+			// waiter it was meant for would sleep beside a receivable
+			// message. Cancelling hands it on; a fresh subscription
+			// catches what comes during the pause.
+			cancel()
+			hint, cancel = s.hub.Subscribe(p.QueueName)
 		}
 		if !res.NextChange.IsZero() {
 			if d := res.NextChange.Sub(s.wallNow()); d < sleep {
