@@ -274,6 +274,9 @@ func WriteLifecycleTable(w io.Writer, results []*Result) {
 			if c.hasReady {
 				mark += fmt.Sprintf("; %.1f ms from receivable", c.readyP99)
 			}
+			if c.rounds > 1 {
+				mark += fmt.Sprintf("; median of %d rounds", c.rounds)
+			}
 			pick = append(pick, fmt.Sprintf("%s %.1f ms (%s)", sys, c.pickupP99, mark))
 		}
 	}

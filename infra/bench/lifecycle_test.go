@@ -85,6 +85,15 @@ func TestLifecycleTableRatios(t *testing.T) {
 	if want := "postgres 7.2 ms (not met; 2.5 ms from receivable)"; !strings.Contains(b.String(), want) {
 		t.Errorf("table lacks %q:\n%s", want, b.String())
 	}
+	// Rounds of the long poll: the median of their p99s, and how many.
+	lp2, lp3 := *lp, *lp
+	lp2.Pickup.P99Ms, lp3.Pickup.P99Ms = 3.1, 40
+	lp2.PickupReceivable, lp3.PickupReceivable = nil, nil
+	b.Reset()
+	WriteLifecycleTable(&b, append(results, lp, &lp2, &lp3))
+	if want := "postgres 7.2 ms (not met; 2.5 ms from receivable; median of 3 rounds)"; !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
 	// A failed check takes the system out of the ratios.
 	results[0].Checks.Missing = 1
 	b.Reset()
