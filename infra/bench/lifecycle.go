@@ -28,10 +28,15 @@ type PerLifecycle struct {
 	WALBytes   float64
 	// Commits are PostgreSQL's (pg_stat_database) or, for a store that
 	// writes its own files, the store's durable commits.
-	Commits    float64
+	Commits float64
+	// ClientUS is the SQL queue's own CPU, µs: its statements' client
+	// side (pgx and the kernel's), which runs in the load generator. A
+	// server that sends those statements spends at least that much.
+	ClientUS   float64
 	HasServer  bool
 	HasPG      bool
 	HasCommits bool
+	HasClient  bool
 }
 
 // PerLifecycleOf divides r's window figures by its lifecycles; ok is false
@@ -41,8 +46,9 @@ func PerLifecycleOf(r *Result) (PerLifecycle, bool) {
 	window := r.WindowSec
 	cpu, pg := r.CPU, r.PG
 	p.Lifecycles = r.Lifecycles
+	baseline := false
 	if b := r.Baseline; b != nil && r.Lifecycles == 0 {
-		p.Lifecycles, cpu, pg, window = b.Messages, b.CPU, b.PG, b.WindowSec
+		p.Lifecycles, cpu, pg, window, baseline = b.Messages, b.CPU, b.PG, b.WindowSec, true
 	}
 	if p.Lifecycles <= 0 {
 		return p, false
@@ -50,6 +56,9 @@ func PerLifecycleOf(r *Result) (PerLifecycle, bool) {
 	n := float64(p.Lifecycles)
 	if cpu != nil && cpu.ServerCores > 0 {
 		p.ServerUS, p.HasServer = cpu.ServerCores*window/n*1e6, true
+	}
+	if baseline && cpu != nil && cpu.BenchCores > 0 {
+		p.ClientUS, p.HasClient = cpu.BenchCores*window/n*1e6, true
 	}
 	if pg != nil {
 		p.HasPG = true
@@ -64,9 +73,9 @@ func PerLifecycleOf(r *Result) (PerLifecycle, bool) {
 
 // lifecycleCell is the medians over the rounds of one label.
 type lifecycleCell struct {
-	rounds                                          int
-	server, pg, wal, commits, pickupP99             float64
-	hasServer, hasPG, hasCommits, hasPickup, failed bool
+	rounds                                                     int
+	server, pg, wal, commits, client, pickupP99                float64
+	hasServer, hasPG, hasCommits, hasClient, hasPickup, failed bool
 	// readyP99: the pickup p99 from when the message became receivable
 	// (Result.PickupReceivable), where the runs measured it.
 	readyP99 float64
@@ -87,8 +96,8 @@ func median(xs []float64) float64 {
 
 func lifecycleCells(results []*Result) map[string]*lifecycleCell {
 	type acc struct {
-		server, pg, wal, commits, pickup, ready []float64
-		failed                                  bool
+		server, pg, wal, commits, client, pickup, ready []float64
+		failed                                          bool
 	}
 	accs := map[string]*acc{}
 	for _, r := range results {
@@ -126,13 +135,18 @@ func lifecycleCells(results []*Result) map[string]*lifecycleCell {
 		if p.HasCommits {
 			a.commits = append(a.commits, p.Commits)
 		}
+		if p.HasClient {
+			a.client = append(a.client, p.ClientUS)
+		}
 	}
 	cells := map[string]*lifecycleCell{}
 	for label, a := range accs {
 		cells[label] = &lifecycleCell{
 			rounds: max(len(a.server), len(a.pg), len(a.pickup)),
-			server: median(a.server), pg: median(a.pg), wal: median(a.wal), commits: median(a.commits), pickupP99: median(a.pickup),
-			hasServer: len(a.server) > 0, hasPG: len(a.pg) > 0, hasCommits: len(a.commits) > 0, hasPickup: len(a.pickup) > 0, failed: a.failed,
+			server: median(a.server), pg: median(a.pg), wal: median(a.wal), commits: median(a.commits), client: median(a.client),
+			pickupP99: median(a.pickup),
+			hasServer: len(a.server) > 0, hasPG: len(a.pg) > 0, hasCommits: len(a.commits) > 0, hasClient: len(a.client) > 0,
+			hasPickup: len(a.pickup) > 0, failed: a.failed,
 			readyP99: median(a.ready), hasReady: len(a.ready) > 0,
 		}
 	}
@@ -213,6 +227,7 @@ func WriteLifecycleTable(w io.Writer, results []*Result) {
 		metric(sys, "PostgreSQL CPU", func(c *lifecycleCell) (float64, bool) { return c.pg, c.hasPG }, " µs")
 		metric(sys, "WAL bytes", func(c *lifecycleCell) (float64, bool) { return c.wal, c.hasPG }, "")
 		metric(sys, "commits", func(c *lifecycleCell) (float64, bool) { return c.commits, c.hasCommits }, "")
+		metric(sys, "client CPU", func(c *lifecycleCell) (float64, bool) { return c.client, c.hasClient }, " µs")
 	}
 	rounds := 0
 	for _, c := range cells {
@@ -262,6 +277,15 @@ func WriteLifecycleTable(w io.Writer, results []*Result) {
 	ratio("commits, postgres ÷ SQL queue", 1, get("postgres", commits), get("sql-queue", commits))
 	ratio("server CPU, embedded ÷ mem", 1.5, get("embedded", server), get("mem", server))
 	ratio("server CPU, postgres ÷ mem", 1.5, get("postgres", server), get("mem", server))
+	// What that ratio would be if the PostgreSQL store's server spent
+	// nothing beyond mem's work and the SQL queue's client side.
+	client := func(c *lifecycleCell) (float64, bool) { return c.client, c.hasClient }
+	floor := func(wl string) (float64, bool) {
+		m, ok := get("mem", server)(wl)
+		c, okC := get("sql-queue", client)(wl)
+		return m + c, ok && okC
+	}
+	ratio("(floor of the above: mem + the SQL queue's client CPU) ÷ mem", 1.5, floor, get("mem", server))
 	ratio("server CPU, mem ÷ goaws (both over Query)", 1, get("mem-query", server), get("goaws", server))
 
 	var pick []string

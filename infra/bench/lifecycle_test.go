@@ -27,10 +27,17 @@ func TestPerLifecycleOf(t *testing.T) {
 		}
 	}
 	q := &Result{Label: "sql-queue/b1", Baseline: &BaselineResult{WindowSec: 5, Messages: 500,
-		PG: &PGStats{CPUSec: 0.5, WALBytes: 900_000, Commits: 1500}}}
+		PG: &PGStats{CPUSec: 0.5, WALBytes: 900_000, Commits: 1500}, CPU: &CPUStats{BenchCores: 0.2}}}
 	p, ok = PerLifecycleOf(q)
 	if !ok || p.HasServer || p.PGUS != 1000 || p.WALBytes != 1800 || p.Commits != 3 {
 		t.Errorf("SQL queue: %+v, %v; want 1000 µs, 1800 bytes, 3 commits and no server", p, ok)
+	}
+	// Its client side runs in the load generator: 0.2 cores × 5 s / 500.
+	if !p.HasClient || math.Abs(p.ClientUS-2000) > 1e-9 {
+		t.Errorf("SQL queue client CPU = %v (%v), want 2000 µs", p.ClientUS, p.HasClient)
+	}
+	if p, _ := PerLifecycleOf(r); p.HasClient {
+		t.Errorf("a server's run: %+v; want no client CPU (the load generator's is not a server's)", p)
 	}
 	// A store that writes its own files counts its commits on the server.
 	commits := int64(1500)
@@ -57,7 +64,7 @@ func TestLifecycleTableRatios(t *testing.T) {
 	}
 	sq := func(pgSec float64) *Result {
 		return &Result{Label: "sql-queue/b1", Baseline: &BaselineResult{WindowSec: 1, Messages: 1000,
-			PG: &PGStats{CPUSec: pgSec, WALBytes: 1_000_000, Commits: 3000}}}
+			PG: &PGStats{CPUSec: pgSec, WALBytes: 1_000_000, Commits: 3000}, CPU: &CPUStats{BenchCores: 0.1}}}
 	}
 	mem := &Result{Label: "mem/fifo-b1", WindowSec: 1, Lifecycles: 1000, CPU: &CPUStats{ServerCores: 0.2}}
 	// Medians: postgres 1.2 ms (of 1.0, 1.2, 9.0), SQL queue 1.0 ms.
@@ -72,6 +79,8 @@ func TestLifecycleTableRatios(t *testing.T) {
 		"WAL bytes, postgres ÷ SQL queue ≤ 1.3× | 2.00× (not met) |",
 		"commits, postgres ÷ SQL queue ≤ 1× | 1.00× (met) |",
 		"server CPU, postgres ÷ mem ≤ 1.5× | 2.00× (not met) |",
+		"| sql-queue: client CPU | 100 µs |",
+		"(floor of the above: mem + the SQL queue's client CPU) ÷ mem ≤ 1.5× | 1.50× (met) |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
