@@ -282,24 +282,31 @@ func (j *generation) fits(changes []engine.Change, values [][]byte) bool {
 func (j *generation) due() bool { return j.off >= foldBytes }
 
 // fold writes the generation's latest changes into the records' buckets
-// and marks it folded, in transactions of part records each, the last of
-// which marks it. It returns how many transactions it committed. It only
-// reads g.
+// and marks it folded, in transactions of up to part writes each, the last
+// of which marks it. A delete of a record the database does not hold (one
+// sent and deleted within the generation, most of them under a steady
+// load) writes nothing and does not count. It returns how many
+// transactions it committed. It only reads g.
 func fold(db *bolt.DB, g *generation, part int) (commits uint64, err error) {
 	keys := sortedKeys(g.latest)
-	for start := 0; ; start += part {
-		end := min(start+part, len(keys))
-		last := len(keys)-start < part
+	next := 0 // the first key the next transaction writes
+	for {
+		last := false
 		err := foldUpdate(db, func(tx *bolt.Tx) error {
-			for i, k := range keys[start:end] {
-				if err := writeRecord(tx, k, g.latest[k]); err != nil {
+			for wrote, seen := 0, 0; next < len(keys) && wrote < part; next++ {
+				k := keys[next]
+				changed, err := writeRecord(tx, k, g.latest[k])
+				if err != nil {
 					return err
 				}
-				if i%foldYield == foldYield-1 {
+				if changed {
+					wrote++
+				}
+				if seen++; seen%foldYield == 0 {
 					runtime.Gosched()
 				}
 			}
-			if !last {
+			if last = next == len(keys); !last {
 				return nil
 			}
 			return tx.Bucket(metaBucket).Put(foldedKey, binary.BigEndian.AppendUint64(nil, g.gen))
@@ -318,30 +325,32 @@ func fold(db *bolt.DB, g *generation, part int) (commits uint64, err error) {
 var foldUpdate = (*bolt.DB).Update
 
 // writeRecord puts value under k in its kind's bucket, or deletes k there
-// when value is nil.
-func writeRecord(tx *bolt.Tx, k recordKey, value []byte) error {
+// when value is nil. It reports whether it changed the database: not for
+// the delete of a key the bucket does not hold.
+func writeRecord(tx *bolt.Tx, k recordKey, value []byte) (changed bool, err error) {
 	name := bucketName(k.kind)
 	b := tx.Bucket(name)
 	if b == nil {
 		if value == nil {
-			return nil // nothing to delete
+			return false, nil // nothing to delete
 		}
-		var err error
 		if b, err = tx.CreateBucket(name); err != nil {
-			return err
+			return false, err
 		}
 	}
 	b.FillPercent = fillPercent(k.kind)
-	var err error
 	if value == nil {
+		if b.Get([]byte(k.key)) == nil {
+			return false, nil
+		}
 		err = b.Delete([]byte(k.key))
 	} else {
 		err = b.Put([]byte(k.key), value)
 	}
 	if err != nil {
-		return fmt.Errorf("%s record %q: %w", k.kind, k.key, err)
+		return false, fmt.Errorf("%s record %q: %w", k.kind, k.key, err)
 	}
-	return nil
+	return true, nil
 }
 
 // fillPercent is how full bbolt fills the pages it splits in the bucket of

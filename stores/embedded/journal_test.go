@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/memstore/engine"
 )
 
 // snapshot copies the store's files as a crash would leave them: the
@@ -211,5 +212,64 @@ func TestFailingFoldShowsInHealth(t *testing.T) {
 	defer s.Close()
 	if st := must(s.QueueStats(ctx, &stores.QueueStatsParams{Name: "q", Now: at(2 * sec)})); st.Visible != int64(n) {
 		t.Fatalf("after a restart: %d visible, want the %d sent", st.Visible, n)
+	}
+}
+
+// A fold writes each record's latest change, and deletes what the
+// database holds; a delete of a record the database never held (sent and
+// deleted within the generation) writes nothing and takes no room in a
+// transaction: with two writes a transaction, two puts and one real delete
+// among five such deletes take two transactions, not four.
+func TestFoldSkipsDeletesOfRecordsNeverFolded(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "fold.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	bucket := bucketName(engine.KindMessage)
+	if err := db.Update(func(tx *bolt.Tx) error {
+		if _, err := tx.CreateBucket(metaBucket); err != nil {
+			return err
+		}
+		b, err := tx.CreateBucket(bucket)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("folded-before"), []byte("old"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	g := &generation{gen: 7, latest: map[recordKey][]byte{
+		{engine.KindMessage, "folded-before"}: nil,
+		{engine.KindMessage, "new-1"}:         []byte("v1"),
+		{engine.KindMessage, "new-2"}:         []byte("v2"),
+	}}
+	for i := range 5 {
+		g.latest[recordKey{engine.KindMessage, fmt.Sprintf("gone-%d", i)}] = nil
+	}
+	commits, err := fold(db, g, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if commits != 2 {
+		t.Errorf("fold committed %d transactions, want 2 (three writes, two a transaction)", commits)
+	}
+	if err := db.View(func(tx *bolt.Tx) error {
+		var got []string
+		if err := tx.Bucket(bucket).ForEach(func(k, v []byte) error {
+			got = append(got, string(k)+"="+string(v))
+			return nil
+		}); err != nil {
+			return err
+		}
+		if want := []string{"new-1=v1", "new-2=v2"}; !slices.Equal(got, want) {
+			t.Errorf("after the fold the bucket holds %v, want %v", got, want)
+		}
+		if f := folded(tx); f != 7 {
+			t.Errorf("folded generation %d, want 7", f)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
