@@ -219,7 +219,7 @@ func TestFailingFoldShowsInHealth(t *testing.T) {
 // database holds; a delete of a record the database never held (sent and
 // deleted within the generation) writes nothing and takes no room in a
 // transaction: with two writes a transaction, two puts and one real delete
-// among five such deletes take two transactions, not four.
+// among five such deletes take two transactions, not five.
 func TestFoldSkipsDeletesOfRecordsNeverFolded(t *testing.T) {
 	db, err := bolt.Open(filepath.Join(t.TempDir(), "fold.db"), 0o600, nil)
 	if err != nil {
