@@ -340,10 +340,12 @@ func writeRecord(tx *bolt.Tx, k recordKey, value []byte) (changed bool, err erro
 	}
 	b.FillPercent = fillPercent(k.kind)
 	if value == nil {
-		if b.Get([]byte(k.key)) == nil {
+		// One seek: the cursor finds the key or shows it is not there.
+		c := b.Cursor()
+		if found, _ := c.Seek([]byte(k.key)); !bytes.Equal(found, []byte(k.key)) {
 			return false, nil
 		}
-		err = b.Delete([]byte(k.key))
+		err = c.Delete()
 	} else {
 		err = b.Put([]byte(k.key), value)
 	}
