@@ -119,9 +119,14 @@ const sendStandardSQL = `INSERT INTO messages (queue_id, message_id, seq, group_
 // earlier in the batch) before this statement's snapshot. The send holds
 // the advisory locks of the messages' groups and dedup keys, so the check
 // and the marker are atomic and a group's sequence order is its commit
-// order. Each dedup marker and group row is looked up by its whole primary
-// key, one message at a time: a LATERAL subquery with a LIMIT, which
-// PostgreSQL does not flatten into a join. Flattened, on statistics of
+// order. A key without a marker gets a plain INSERT: only sends write
+// markers, under the key's lock, so none can appear after the snapshot
+// (INSERT … ON CONFLICT costs a second probe of the key and a WAL record
+// more). A key whose marker has expired overwrites it with ON CONFLICT,
+// since housekeeping may delete that marker meanwhile. Each dedup marker
+// and group row is looked up by its whole primary key, one message at a
+// time: a LATERAL subquery with a LIMIT, which PostgreSQL does not flatten
+// into a join. Flattened, on statistics of
 // drained tables, the planner walked the queue's whole range of the key
 // and matched the messages against it
 // (TestHotStatementsStaySmallOnDrainedStatistics).
@@ -131,14 +136,17 @@ var sendFIFOSQL = `WITH q AS (
 		SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::bytea[], $9::bytea[],
 			$10::text[], $11::text[], $12::text[], $13::text[], $14::bigint[], $15::text[]) WITH ORDINALITY
 			AS u(id, grp, dedup, body, attrs, sys, md5_body, md5_attrs, md5_sys, sender, delay, scope, ord)
-	), dup AS (
-		SELECT u.ord, d.message_id, d.seq FROM u CROSS JOIN LATERAL (
-			SELECT d.message_id, d.seq FROM dedup d
+	), marker AS (
+		SELECT u.ord, d.message_id, d.seq,
+			d.created_at > coalesce($3::timestamptz, now()) - $16::bigint * interval '1 microsecond' AS live
+		FROM u CROSS JOIN LATERAL (
+			SELECT d.message_id, d.seq, d.created_at FROM dedup d
 			WHERE d.queue_id = $2 AND d.scope = u.scope AND d.dedup_id = u.dedup
-			  AND d.created_at > coalesce($3::timestamptz, now()) - $16::bigint * interval '1 microsecond'
 			LIMIT 1
 		) d
 		WHERE u.dedup <> '' AND EXISTS (SELECT 1 FROM q)
+	), dup AS (
+		SELECT ord, message_id, seq FROM marker WHERE live
 	), ins AS (
 		INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes,
 			system_attributes, md5_body, md5_attributes, md5_system, sender_id, sent_at, visible_at)
@@ -152,7 +160,13 @@ var sendFIFOSQL = `WITH q AS (
 		SELECT $2, u.scope, ins.dedup_id, ins.message_id, (` + seqBaseSQL + ` + ins.seq)::text, ins.sent_at,
 			ins.sent_at + $16::bigint * interval '1 microsecond'
 		FROM ins JOIN u ON u.id = ins.message_id
-		WHERE ins.dedup_id <> '' AND $16::bigint > 0
+		WHERE ins.dedup_id <> '' AND $16::bigint > 0 AND NOT EXISTS (SELECT 1 FROM marker WHERE marker.ord = u.ord)
+	), remark AS (
+		INSERT INTO dedup (queue_id, scope, dedup_id, message_id, seq, created_at, expires_at)
+		SELECT $2, u.scope, ins.dedup_id, ins.message_id, (` + seqBaseSQL + ` + ins.seq)::text, ins.sent_at,
+			ins.sent_at + $16::bigint * interval '1 microsecond'
+		FROM ins JOIN u ON u.id = ins.message_id
+		WHERE ins.dedup_id <> '' AND $16::bigint > 0 AND EXISTS (SELECT 1 FROM marker WHERE marker.ord = u.ord)
 		ON CONFLICT (queue_id, scope, dedup_id) DO UPDATE SET message_id = excluded.message_id,
 			seq = excluded.seq, created_at = excluded.created_at, expires_at = excluded.expires_at
 	), grp AS (

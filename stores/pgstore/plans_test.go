@@ -45,7 +45,7 @@ func TestSendDedupLookupUsesWholeKeyOnEmptyStatistics(t *testing.T) {
 	text := strings.Join(plan, "\n")
 	found := false
 	for i, line := range plan {
-		if strings.Contains(line, "on dedup d") && i+1 < len(plan) {
+		if strings.Contains(line, "on dedup d ") && i+1 < len(plan) {
 			found = true
 			if cond := plan[i+1]; !strings.Contains(line, "Index") || !strings.Contains(cond, "Index Cond") || !strings.Contains(cond, "queue_id") {
 				t.Errorf("the dedup lookup does not use the whole key:\n%s", text)
