@@ -24,6 +24,7 @@ var landedMigrations = map[int]string{
 	11: "4791d3cebc7c6021c7face3ec7a50c836cbc3ab712118e11cbfe5dae1ad0904d",
 	12: "80a46e3638b60c8708dbdd662c7329099918c87156a1f672b9ca64119f88add0",
 	13: "dbf9c432d75db150037146d7fca486c5ac5d2aae00b5f00faf81bd153bbe41f8",
+	14: "cf2d89d24155af657507e64dea7b8ce64f7105d683b7029c653513922b5cda9c",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {

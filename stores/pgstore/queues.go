@@ -196,13 +196,13 @@ func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) erro
 		b := &pgx.Batch{}
 		if q.fifo {
 			// Group locks first, as claims take them.
-			b.Queue(`SELECT count(*) FROM (SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0
+			b.Queue(`SELECT count(*) FROM (SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND avail_at < 'infinity'
 				ORDER BY group_id FOR NO KEY UPDATE) g`, q.id)
 		}
 		b.Queue("DELETE FROM messages WHERE queue_id = $1 AND seq > 0", q.id)
 		if q.fifo {
 			// Rows of groups that a send racing the purge refilled stay.
-			b.Queue("SELECT count(sluice_fix_group($1, group_id)) FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0", q.id)
+			b.Queue("SELECT count(sluice_fix_group($1, group_id)) FROM fifo_groups WHERE queue_id = $1 AND avail_at < 'infinity'", q.id)
 		}
 		// Like SQS, a purge also forgets deduplication ids and receive attempts.
 		b.Queue("DELETE FROM dedup WHERE queue_id = $1", q.id)
@@ -281,7 +281,7 @@ const remainsKept = time.Hour
 var remainsPageSQL = []string{
 	`DELETE FROM messages WHERE ctid = ANY(ARRAY(SELECT ctid FROM messages WHERE queue_id = $1 AND seq > 0
 		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = $1) LIMIT $2))`,
-	`DELETE FROM fifo_groups WHERE ctid = ANY(ARRAY(SELECT ctid FROM fifo_groups WHERE queue_id = $1 AND head_seq > 0
+	`DELETE FROM fifo_groups WHERE ctid = ANY(ARRAY(SELECT ctid FROM fifo_groups WHERE queue_id = $1 AND avail_at < 'infinity'
 		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = $1) LIMIT $2))`,
 	`DELETE FROM dedup WHERE ctid = ANY(ARRAY(SELECT ctid FROM dedup WHERE queue_id = $1
 		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = $1) LIMIT $2))`,
