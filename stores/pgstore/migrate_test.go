@@ -25,6 +25,7 @@ var landedMigrations = map[int]string{
 	12: "80a46e3638b60c8708dbdd662c7329099918c87156a1f672b9ca64119f88add0",
 	13: "dbf9c432d75db150037146d7fca486c5ac5d2aae00b5f00faf81bd153bbe41f8",
 	14: "cf2d89d24155af657507e64dea7b8ce64f7105d683b7029c653513922b5cda9c",
+	15: "0ff8999b19a509a295aec13ece29e12a579f1a5f93add3a331c3272d410a907c",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {
