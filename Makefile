@@ -176,7 +176,7 @@ bench-lifecycle: build
 # ---- make bench-pair: two builds under the same load at the same time
 # (infra/bench/pair.sh: OLD=REV, default HEAD~1, against the working tree),
 # each on its own database of one throwaway PostgreSQL, pinned as
-# bench-lifecycle is; the PostgreSQL and server CPU per lifecycle of each,
+# bench-lifecycle is; the PostgreSQL and server CPU and the WAL per lifecycle of each,
 # and new / old per workload. Not part of `make test`; about three minutes.
 .PHONY: bench-pair
 bench-pair:

@@ -4,9 +4,13 @@
 # that the machine's drift (up to 2x between runs here) touches both alike.
 # The two load generators run on LOAD_CPUS, both servers and PostgreSQL on
 # SERVER_CPUS. For each build it prints the CPU of its own PostgreSQL
-# backends (found by application_name, read from /proc/PID/schedstat) and
-# of its server, per lifecycle, and at the end the median of new / old per
-# workload.
+# backends (found by application_name, read from /proc/PID/schedstat), of
+# its server, and the WAL records written for its database's relations (by
+# the database in their block references, pg_walinspect; commit records name
+# no relation, and full-page images follow the checkpoints' timing, so both
+# are left out), per lifecycle, and at the end the median of new / old per
+# workload. Autovacuum's records land in one database or the other: read the
+# WAL column's median, not its range.
 #
 #   OLD=REV     the old build: a git revision (default HEAD~1), built in a
 #               temporary worktree; the new build is the working tree
@@ -52,6 +56,12 @@ base="$DATABASE_URL"
 postmaster="$(head -1 "$work/pg/data/postmaster.pid")"
 for p in "$postmaster" $(pgrep -P "$postmaster"); do taskset -a -p -c "$SERVER_CPUS" "$p" >/dev/null; done
 for b in old new; do psql -q -X "$base" -c "CREATE DATABASE pair_$b"; done
+# pg_walinspect (PostgreSQL 15 and later) splits the WAL by database; without
+# it the WAL column stays empty.
+walinspect=1
+psql -q -X "$base" -c "CREATE EXTENSION IF NOT EXISTS pg_walinspect" >/dev/null 2>&1 || { walinspect=0; echo "bench-pair: no pg_walinspect: no WAL figures" >&2; }
+declare -A dboid=()
+for b in old new; do dboid[$b]="$(psql -qAtX "$base" -c "SELECT oid FROM pg_database WHERE datname = 'pair_$b'")"; done
 # The databases' URLs: the cluster's, with the database and application_name.
 dsn() { printf '%s' "$base" | sed -E "s#/[^/?]*(\?|$)#/pair_$1\1#"; printf '&application_name=pair-%s' "$1"; }
 case "$(dsn old)" in *'?'*) ;; *) echo "bench-pair: cannot make a database URL from $base" >&2; exit 1 ;; esac
@@ -89,28 +99,42 @@ for round in $(seq 1 "$PAIRS"); do
     done
     sleep $((WARMUP + 1))
     for b in old new; do backend_ns "$b" >"$work/c0-$b"; done
+    lsn0="$(psql -qAtX "$base" -c "SELECT pg_current_wal_lsn()")"
     sleep $((DURATION - 2))
     for b in old new; do backend_ns "$b" >"$work/c1-$b"; done
+    lsn1="$(psql -qAtX "$base" -c "SELECT pg_current_wal_lsn()")"
     for b in old new; do
       rc=0
       wait "${pid[$b]}" || rc=$?
+      echo "$rc" >"$work/rc-$b"
+    done
+    # Each database's WAL between the two samples, as "oid bytes" lines.
+    : >"$work/wal"
+    if [ "$walinspect" = 1 ]; then
+      psql -qAtX -F' ' "$base" -c "SELECT substring(block_ref FROM 'rel [0-9]+/([0-9]+)/'), sum(record_length - fpi_length)
+        FROM pg_get_wal_records_info('$lsn0', '$lsn1') WHERE block_ref <> '' GROUP BY 1" >"$work/wal" || true
+    fi
+    for b in old new; do
+      rc="$(cat "$work/rc-$b")"
       # The bench exits 1 when a check failed (a message lost, FIFO order).
-      if ! python3 - "$work" "$w" "$round" "$b" "$DURATION" "$rc" >>"$results" <<'PY'
+      if ! python3 - "$work" "$w" "$round" "$b" "$DURATION" "$rc" "${dboid[$b]}" >>"$results" <<'PY'
 import json, sys
-work, w, rnd, b, dur, rc = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), sys.argv[6]
+work, w, rnd, b, dur, rc, oid = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), sys.argv[6], sys.argv[7]
+wal = dict(l.split() for l in open(f"{work}/wal") if len(l.split()) == 2).get(oid)
 before = dict(l.split() for l in open(f"{work}/c0-{b}"))
 ns = sum(int(v) - int(before.get(p, 0)) for p, v in (l.split() for l in open(f"{work}/c1-{b}")))
 r = json.load(open(f"{work}/{w}-{rnd}-{b}.json"))
 lc = r["lifecycles_per_sec"] * (dur - 2)
 ok = rc == "0"
 srv = r["cpu"]["server_cores"] * r["window_sec"] * 1e6 / r["lifecycles"]
-print(w, rnd, b, f"{ns / 1000 / lc:.0f}", f"{srv:.0f}", f"{r['lifecycles_per_sec']:.0f}", "ok" if ok else "FAILED")
+print(w, rnd, b, f"{ns / 1000 / lc:.0f}", f"{srv:.0f}", f"{r['lifecycles_per_sec']:.0f}", "ok" if ok else "FAILED",
+      f"{int(wal) / lc:.0f}" if wal else "-")
 PY
       then
         echo "=== $w pair $round, $b: no result (see $w-$round-$b.err)"; sed -n '1,20p' "$work/$w-$round-$b.err"; status=1
       fi
     done
-    tail -2 "$results" | awk '{printf "=== %s pair %s %s: PostgreSQL backends %s µs/lc, server %s µs/lc, %s lc/s, checks %s\n", $1, $2, $3, $4, $5, $6, $7}'
+    tail -2 "$results" | awk '{printf "=== %s pair %s %s: PostgreSQL backends %s µs/lc, server %s µs/lc, WAL %s B/lc, %s lc/s, checks %s\n", $1, $2, $3, $4, $5, $8, $6, $7}'
   done
 done
 
@@ -119,20 +143,21 @@ echo "bench-pair, $(date -u +%Y-%m-%dT%H:%M:%SZ): old $(git rev-parse --short "$
 python3 - "$results" "$WORKLOADS" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-print("| workload | pairs | PostgreSQL backends, new ÷ old: median (range) | server, new ÷ old: median (range) |")
-print("|---|--:|---|---|")
+print("| workload | pairs | PostgreSQL backends, new ÷ old: median (range) | server, new ÷ old: median (range) | WAL, new ÷ old: median (range) |")
+print("|---|--:|---|---|---|")
 for w in sys.argv[2].split():
     by = {}
     for r in rows:
         if r[0] == w:
-            by.setdefault(r[1], {})[r[2]] = (float(r[3]), float(r[4]), r[6] == "ok")
+            by.setdefault(r[1], {})[r[2]] = (float(r[3]), float(r[4]), r[6] == "ok", float(r[7]) if r[7] != "-" else None)
     pairs = [v for v in by.values() if "old" in v and "new" in v and v["old"][2] and v["new"][2]]
     if not pairs:
-        print(f"| {w} | 0 | | |")
+        print(f"| {w} | 0 | | | |")
         continue
     pg = [v["new"][0] / v["old"][0] for v in pairs]
     sv = [v["new"][1] / v["old"][1] for v in pairs]
-    f = lambda x: f"{statistics.median(x):.2f} ({min(x):.2f}–{max(x):.2f})"
-    print(f"| {w} | {len(pairs)} | {f(pg)} | {f(sv)} |")
+    wl = [v["new"][3] / v["old"][3] for v in pairs if v["new"][3] and v["old"][3]]
+    f = lambda x: f"{statistics.median(x):.2f} ({min(x):.2f}–{max(x):.2f})" if x else ""
+    print(f"| {w} | {len(pairs)} | {f(pg)} | {f(sv)} | {f(wl)} |")
 PY
 exit $status
