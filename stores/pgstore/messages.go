@@ -116,7 +116,13 @@ const sendStandardSQL = `INSERT INTO messages (queue_id, message_id, seq, group_
 // The existence check is a plain read, so a send does not wait for a claim
 // that is updating the row; it is enough because rows are deleted only
 // under the group's send lock, which this transaction took (sendLockSQL,
-// earlier in the batch) before this statement's snapshot. The send holds
+// earlier in the batch) before this statement's snapshot. The row is a
+// plain INSERT: sends and moves, the writers of a group's first row, hold
+// that lock too, so none appears after the snapshot (ON CONFLICT would
+// probe the key twice and write a confirmation record). The one other
+// writer, group upkeep that finds a group's messages without their row,
+// holds no send lock; should it meet a send, the send fails on the key and
+// is retried whole (retryable). The send holds
 // the advisory locks of the messages' groups and dedup keys, so the check
 // and the marker are atomic and a group's sequence order is its commit
 // order. A key without a marker gets a plain INSERT: only sends write
@@ -177,7 +183,6 @@ var sendFIFOSQL = `WITH q AS (
 		) f ON true
 		WHERE f.found IS NULL
 		ORDER BY ins.group_id, ins.seq
-		ON CONFLICT (queue_id, group_id) DO NOTHING
 	)
 	SELECT ord, message_id, seq, 0::bigint FROM dup
 	UNION ALL

@@ -292,10 +292,15 @@ func (s *Store) runOnce(ctx context.Context, fn func(t *txn) error) (err error) 
 	return tx.Commit(ctx)
 }
 
+// retryable: a transaction that PostgreSQL rolled back for its
+// concurrency (a serialization failure, a deadlock), or a FIFO send whose
+// plain insert of a group's first row met a row that group upkeep wrote
+// meanwhile (see sendFIFOSQL): run again, each sees what the other did.
 func retryable(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return pe.Code == "40001" || pe.Code == "40P01"
+		return pe.Code == "40001" || pe.Code == "40P01" ||
+			(pe.Code == "23505" && pe.ConstraintName == "fifo_groups_pkey")
 	}
 	return false
 }

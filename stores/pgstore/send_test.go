@@ -79,3 +79,62 @@ func TestFIFOSendNumbersInOrder(t *testing.T) {
 		}
 	}
 }
+
+// A FIFO send inserts a group's first row plainly (no ON CONFLICT). Group
+// upkeep can write that row without the group's send lock; a send that
+// meets it mid-insert fails on the key and is run again, and then finds
+// the row: the send succeeds and its message is stored once.
+func TestFIFOSendRetriesWhenUpkeepWroteTheGroupRow(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	q := createQueue(t, s, "upkeep.fifo", true)
+	upkeep, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer upkeep.Rollback(ctx)
+	if _, err := upkeep.Exec(ctx, `INSERT INTO fifo_groups (queue_id, group_id, head_seq, avail_at)
+		VALUES ($1, 'g', 1, now())`, q.ID); err != nil {
+		t.Fatal(err)
+	}
+	var upkeepPID int
+	if err := upkeep.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&upkeepPID); err != nil {
+		t.Fatal(err)
+	}
+	sent := make(chan error, 1)
+	go func() {
+		_, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+			Messages: []stores.NewMessage{newMsg("m", "g", "d")}, DedupWindow: 5 * time.Minute})
+		sent <- err
+	}()
+	// The send waits on the uncommitted key; then upkeep commits.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var waiting bool
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE $1 = ANY(pg_blocking_pids(pid)))`, upkeepPID).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the send never waited for the group row's key")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := upkeep.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-sent; err != nil {
+		t.Fatalf("send after upkeep wrote the group's row: %v", err)
+	}
+	var msgs, rows int
+	if err := s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM messages WHERE queue_id = $1),
+		(SELECT count(*) FROM fifo_groups WHERE queue_id = $1)`, q.ID).Scan(&msgs, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if msgs != 1 || rows != 1 {
+		t.Errorf("%d messages and %d group rows, want 1 and 1", msgs, rows)
+	}
+}
