@@ -127,7 +127,10 @@ r = json.load(open(f"{work}/{w}-{rnd}-{b}.json"))
 lc = r["lifecycles_per_sec"] * (dur - 2)
 ok = rc == "0"
 srv = r["cpu"]["server_cores"] * r["window_sec"] * 1e6 / r["lifecycles"]
-print(w, rnd, b, f"{ns / 1000 / lc:.0f}", f"{srv:.0f}", f"{r['lifecycles_per_sec']:.0f}", "ok" if ok else "FAILED",
+# No backend found at the window's end (the sample's psql failed, or it
+# found none): no figure, rather than a zero that would pass for one.
+pg = f"{ns / 1000 / lc:.0f}" if ns > 0 else "-"
+print(w, rnd, b, pg, f"{srv:.0f}", f"{r['lifecycles_per_sec']:.0f}", "ok" if ok else "FAILED",
       f"{int(wal) / lc:.0f}" if wal else "-")
 PY
       then
@@ -149,12 +152,13 @@ for w in sys.argv[2].split():
     by = {}
     for r in rows:
         if r[0] == w:
-            by.setdefault(r[1], {})[r[2]] = (float(r[3]), float(r[4]), r[6] == "ok", float(r[7]) if r[7] != "-" else None)
+            by.setdefault(r[1], {})[r[2]] = (float(r[3]) if r[3] != "-" else None, float(r[4]), r[6] == "ok",
+                                             float(r[7]) if r[7] != "-" else None)
     pairs = [v for v in by.values() if "old" in v and "new" in v and v["old"][2] and v["new"][2]]
     if not pairs:
         print(f"| {w} | 0 | | | |")
         continue
-    pg = [v["new"][0] / v["old"][0] for v in pairs]
+    pg = [v["new"][0] / v["old"][0] for v in pairs if v["new"][0] and v["old"][0]]
     sv = [v["new"][1] / v["old"][1] for v in pairs]
     wl = [v["new"][3] / v["old"][3] for v in pairs if v["new"][3] and v["old"][3]]
     f = lambda x: f"{statistics.median(x):.2f} ({min(x):.2f}–{max(x):.2f})" if x else ""
