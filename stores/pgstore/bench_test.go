@@ -2,12 +2,34 @@ package pgstore
 
 import (
 	"context"
+	"net/url"
+	"os"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
 )
+
+// benchStore opens a Store on a fresh schema for a benchmark; with
+// SLUICE_BENCH_ASYNC_COMMIT set, its sessions commit without waiting for
+// the WAL flush, so that the disk's flush time does not hide the work
+// measured.
+func benchStore(b *testing.B) *Store {
+	b.Helper()
+	dsn, schema := newSchema(b)
+	if os.Getenv("SLUICE_BENCH_ASYNC_COMMIT") != "" {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			b.Fatalf("SLUICE_BENCH_ASYNC_COMMIT needs DATABASE_URL as a URL: %v", err)
+		}
+		q := u.Query()
+		q.Set("synchronous_commit", "off")
+		u.RawQuery = q.Encode()
+		dsn = u.String()
+	}
+	return openSchema(b, dsn, schema)
+}
 
 // The benchmarks run one lifecycle at a time (send, claim, delete) on one
 // connection's worth of work, so ns/op is the store's cost per lifecycle
@@ -20,7 +42,7 @@ import (
 // as it deletes), as under load: a delete then leaves its group a next
 // head, where without one it empties the group.
 func benchLifecycles(b *testing.B, fifo bool, batch, backlog int) {
-	s := newTestStore(b)
+	s := benchStore(b)
 	name := "bench"
 	if fifo {
 		name += ".fifo"
@@ -78,13 +100,7 @@ func BenchmarkFIFOBatch10Backlog(b *testing.B)   { benchLifecycles(b, true, 10, 
 // common case of consumers that outpace producers, and the database's cost
 // of an empty receive (the service's idle memo answers most of them).
 func benchEmptyReceives(b *testing.B, fifo bool) {
-	dsn, schema := newSchema(b)
-	opts := Options{Schema: schema, Logger: quietLogger(), MaxConns: 8}
-	s, err := Open(context.Background(), dsn, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
+	s := benchStore(b)
 	name := "empty"
 	if fifo {
 		name += ".fifo"
@@ -127,3 +143,38 @@ func benchEmptyReceives(b *testing.B, fifo bool) {
 
 func BenchmarkFIFOEmptyReceive(b *testing.B)     { benchEmptyReceives(b, true) }
 func BenchmarkStandardEmptyReceive(b *testing.B) { benchEmptyReceives(b, false) }
+
+// benchFIFOClaims measures a FIFO claim of up to want messages, one at a
+// time, on a state that every claim leaves as it found it: 64 groups of one
+// message each, claimed with a visibility timeout of 0, so that each
+// claimed group is receivable again at once (and goes to the back of the
+// queue's order). What a change to the claim costs the database shows here
+// without a load's noise: run two builds one after the other, on pinned
+// CPUs, with SLUICE_BENCH_ASYNC_COMMIT set.
+func benchFIFOClaims(b *testing.B, want int) {
+	s := benchStore(b)
+	q := createQueue(b, s, "claims.fifo", true)
+	ctx := context.Background()
+	msgs := make([]stores.NewMessage, 64)
+	for i := range msgs {
+		msgs[i] = newMsg("m", "g"+strconv.Itoa(i), "d"+strconv.Itoa(i))
+	}
+	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs,
+		DedupWindow: 5 * time.Minute}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: want,
+			Token: "c"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Messages) != want {
+			b.Fatalf("claimed %d messages, want %d", len(res.Messages), want)
+		}
+	}
+}
+
+func BenchmarkFIFOClaim1(b *testing.B)  { benchFIFOClaims(b, 1) }
+func BenchmarkFIFOClaim10(b *testing.B) { benchFIFOClaims(b, 10) }
