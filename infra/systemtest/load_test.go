@@ -1,6 +1,7 @@
 package systemtest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -31,6 +32,8 @@ type loadSpec struct {
 	strict     bool          // no visibility timeout can expire: FIFO exactly once
 
 	budget time.Duration // the whole load, draining included
+	// stallLimit, when set, replaces defaultStallLimit.
+	stallLimit time.Duration
 
 	// work is how long a consumer works on what it received before
 	// deleting it. consumersDieWithHome: consumers stop with their home
@@ -174,10 +177,10 @@ func (r *loadRun) pick() int {
 	return int(r.rr.Load() % int64(n))
 }
 
-// stallLimit ends a load early, as a failure, when the consumers get
-// nowhere for this long after the producers are done (a receive path that
-// fails every time, say), rather than waiting for the whole budget.
-const stallLimit = 20 * time.Second
+// defaultStallLimit ends a load early, as a failure, when the consumers
+// get nowhere for this long after the producers are done (a receive path
+// that fails every time, say), rather than waiting for the whole budget.
+const defaultStallLimit = 20 * time.Second
 
 // retryPause is the pause between a failed request and the next try.
 const retryPause = 100 * time.Millisecond
@@ -257,6 +260,7 @@ func runLoad(t *testing.T, c *cluster, spec loadSpec) (*ledger, *loadStats) {
 	// Wait until every acknowledged message was received and both queues
 	// are empty, or the budget is spent.
 	var producersTook time.Duration
+	stallLimit := cmp.Or(spec.stallLimit, defaultStallLimit)
 	finished := false
 	tick := time.NewTicker(250 * time.Millisecond)
 	lastLog := time.Now()
