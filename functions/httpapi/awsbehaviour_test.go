@@ -312,3 +312,33 @@ func TestAttributeNameCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONAnswersLeaveHTMLCharactersAsTheyAre: AWS writes <, > and & of a
+// message body as they are in a JSON answer; encoding/json would write
+// \u003c, \u003e and \u0026 unless told not to. The answers' buffers are
+// reused, so the same holds after an answer too large to be kept.
+func TestJSONAnswersLeaveHTMLCharactersAsTheyAre(t *testing.T) {
+	srv := newServer(t)
+	q := srv.URL + "/000000000000/html"
+	if status, raw := jsonCall(t, srv, "CreateQueue", `{"QueueName":"html"}`); status != 200 {
+		t.Fatalf("CreateQueue: %d %s", status, raw)
+	}
+	for _, body := range []string{strings.Repeat("x", 200<<10), "a <b> & c"} {
+		if status, raw := jsonCall(t, srv, "SendMessage", `{"QueueUrl":"`+q+`","MessageBody":"`+body+`"}`); status != 200 {
+			t.Fatalf("SendMessage: %d %s", status, raw)
+		}
+		status, raw := jsonCall(t, srv, "ReceiveMessage", `{"QueueUrl":"`+q+`"}`)
+		if status != 200 || !strings.Contains(raw, `"Body":"`+body+`"`) {
+			t.Fatalf("ReceiveMessage of %.20q: %d %.200s", body, status, raw)
+		}
+		var recv struct {
+			Messages []struct{ ReceiptHandle string }
+		}
+		if err := json.Unmarshal([]byte(raw), &recv); err != nil || len(recv.Messages) != 1 {
+			t.Fatalf("ReceiveMessage: %v %.200s", err, raw)
+		}
+		if status, raw := jsonCall(t, srv, "DeleteMessage", `{"QueueUrl":"`+q+`","ReceiptHandle":"`+recv.Messages[0].ReceiptHandle+`"}`); status != 200 {
+			t.Fatalf("DeleteMessage: %d %s", status, raw)
+		}
+	}
+}

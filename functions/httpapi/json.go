@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/sluicehq/sluice/contract"
 )
@@ -113,17 +114,41 @@ func article(v string) string {
 	return "a " + v
 }
 
+// jsonWriter is a buffer and an encoder into it that leaves HTML
+// characters as they are (AWS's answers do), kept for the next response:
+// a response's buffer and encoder were three allocations and the buffer's
+// growth.
+type jsonWriter struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var jsonWriters = sync.Pool{New: func() any {
+	w := &jsonWriter{}
+	w.enc = json.NewEncoder(&w.buf)
+	w.enc.SetEscapeHTML(false)
+	return w
+}}
+
+// maxPooledJSON is the largest buffer kept for reuse: a receive of ten
+// 1 MiB messages must not keep its buffer for every later small answer.
+const maxPooledJSON = 64 << 10
+
 // writeJSON writes a successful JSON response.
 func (x *exchange) writeJSON(out any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(out); err != nil {
+	jw := jsonWriters.Get().(*jsonWriter)
+	defer func() {
+		if jw.buf.Cap() <= maxPooledJSON {
+			jw.buf.Reset()
+			jsonWriters.Put(jw)
+		}
+	}()
+	if err := jw.enc.Encode(out); err != nil {
 		x.h.log.Error("encoding JSON response", "request_id", x.id, "action", x.action, "error", err)
 		x.writeJSONError(contract.ErrInternal())
 		return
 	}
-	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	b := bytes.TrimSuffix(jw.buf.Bytes(), []byte("\n"))
 	x.writeHead(contentTypeJSON, http.StatusOK, len(b))
 	_, _ = x.w.Write(b)
 }
