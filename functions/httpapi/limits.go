@@ -101,19 +101,20 @@ func (x *exchange) readBodyWithin() ([]byte, *contract.Error) {
 	if rc.SetReadDeadline(time.Now().Add(x.h.bodyTimeout)) == nil {
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
-	body := http.MaxBytesReader(x.w, r.Body, limit)
 	if r.ContentLength >= 0 {
-		// The declared length is reserved before it is read.
+		// The declared length, within the cap, is reserved before it is
+		// read; net/http reads no further than it.
 		if !x.reserve(r.ContentLength) {
 			return nil, errThrottled()
 		}
 		buf := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(body, buf); err != nil {
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
 			return nil, x.bodyError(err)
 		}
 		return buf, nil
 	}
 	// A body of unknown length reserves each chunk before reading it.
+	body := http.MaxBytesReader(x.w, r.Body, limit)
 	var chunks [][]byte
 	for {
 		if !x.reserve(bodyChunk) {
