@@ -23,6 +23,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions/app"
 	"github.com/sluicehq/sluice/functions/lambdahttp"
+	"github.com/sluicehq/sluice/internal/sysmon"
 	"github.com/sluicehq/sluice/stores/registry"
 )
 
@@ -30,6 +31,10 @@ import (
 var version = ""
 
 func main() {
+	// Before anything else: it starts the program again (internal/sysmon).
+	if err := sysmon.Steady(); err != nil {
+		fmt.Fprintln(os.Stderr, "sluice-lambda: running with the runtime's default sysmon:", err)
+	}
 	cfg, err := configFromEnv(os.LookupEnv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sluice-lambda:", err)

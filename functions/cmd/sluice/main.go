@@ -28,6 +28,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions/app"
 	"github.com/sluicehq/sluice/functions/httpapi"
+	"github.com/sluicehq/sluice/internal/sysmon"
 	"github.com/sluicehq/sluice/stores/registry"
 	"github.com/sluicehq/sluice/stores/wake"
 )
@@ -36,6 +37,12 @@ import (
 var version = ""
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		// A server waits on its store between requests: see internal/sysmon.
+		if err := sysmon.Steady(); err != nil {
+			fmt.Fprintln(os.Stderr, "sluice: running with the runtime's default sysmon:", err)
+		}
+	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 

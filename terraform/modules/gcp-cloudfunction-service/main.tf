@@ -58,8 +58,10 @@ resource "google_cloudfunctions2_function" "this" {
     vpc_connector_egress_settings = var.vpc_connector == null ? null : "PRIVATE_RANGES_ONLY"
 
     # Queue URLs take X-Forwarded-Proto (SLUICE_TRUST_FORWARDED defaults
-    # to true on a function).
-    environment_variables = var.env
+    # to true on a function). GODEBUG keeps the Go runtime's sysmon out of
+    # its deep sleep, as sluice serve does by itself (internal/sysmon; a
+    # function's main is the framework's); env can set it otherwise.
+    environment_variables = merge({ GODEBUG = "schedtrace=2147483647" }, var.env)
 
     dynamic "secret_environment_variables" {
       for_each = var.secret_env

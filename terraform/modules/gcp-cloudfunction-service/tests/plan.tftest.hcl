@@ -36,7 +36,7 @@ run "function" {
     error_message = "Long polls share an instance: concurrency above 1, which needs a whole CPU."
   }
   assert {
-    condition     = output.config.secret_env == { SLUICE_ACCESS_KEYS = "sluice-fn-access-keys" } && output.config.plain_env == tomap({ SLUICE_STORE = "mem://" })
+    condition     = output.config.secret_env == { SLUICE_ACCESS_KEYS = "sluice-fn-access-keys" } && output.config.plain_env == tomap({ SLUICE_STORE = "mem://", GODEBUG = "schedtrace=2147483647" })
     error_message = "Plain settings are plain variables, secrets come from Secret Manager."
   }
   assert {
