@@ -193,76 +193,119 @@ const (
 )
 
 // fastClaim is MessageClaim on a queue whose kind is known, without an
-// attempt id or a redrive: one statement, its own transaction, which also
-// answers NextChange and Contended when it got nothing. Standard claims
-// take it only when no sweep is due (their sweep is in Go, in the general
-// path).
+// attempt id or a redrive: one statement, which also answers NextChange
+// and Contended when it got nothing. Standard claims take it only when no
+// sweep is due (their sweep is in Go, in the general path). Concurrent
+// fast claims on one queue share a transaction (see combiner).
 func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fifo, sweep bool) (*stores.MessageClaimResult, error) {
-	res := &stores.MessageClaimResult{}
-	claimSQL := standardReceiveSQL
-	if fifo {
-		claimSQL = fifoReceiveSQL
+	var flags int64
+	if sweep {
+		flags = 1
 	}
+	return s.claims.do(ctx, combineKey(p.QueueName, p.QueueID, flags, p.Now), fastClaimReq{p, fifo, sweep}, max(p.Max, 1))
+}
+
+// fastClaimReq is one fast claim waiting in the combiner.
+type fastClaimReq struct {
+	p           *stores.MessageClaimParams
+	fifo, sweep bool
+}
+
+// claimCombined runs several fast claims on one queue (one clock, one
+// sweep flag) in one transaction: one pgx.Batch of their statements, run by
+// PostgreSQL in order as one implicit transaction. Each statement claims
+// for its own caller, with its own token and Max, and sees what the ones
+// before it claimed (READ COMMITTED: a new snapshot per statement, which
+// includes the transaction's own changes), so no message and no FIFO group
+// goes to two callers; none gets its messages before the commit.
+func (s *Store) claimCombined(ctx context.Context, _ string, reqs []fastClaimReq) ([]*stores.MessageClaimResult, error) {
+	out := make([]*stores.MessageClaimResult, len(reqs))
 	err := s.retry(ctx, func() error {
-		res.Messages, res.NextChange, res.Contended = nil, time.Time{}, false
-		args := []any{p.QueueID, nowArg(p.Now), p.QueueName, p.Max, micros(max(p.VisibilityTimeout, 0)), p.Token}
-		if fifo {
-			args = append(args, sweep)
-		} else {
-			args = append(args, math.MaxInt32, []string{})
-		}
-		rows, err := s.pool.Query(ctx, claimSQL, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		var out []claimRow
-		answered := false // a row came: the queue is there
-		for rows.Next() {
-			answered = true
-			var r claimRow
-			var ord2 int64
-			var next *time.Time
-			var receivable bool
-			m, targets, finish := scanMessage(fifo, &r.ord1, &ord2, &next, &receivable)
-			if err := rows.Scan(append([]any{&r.redrive}, targets...)...); err != nil {
+		if len(reqs) == 1 {
+			sql, args := claimStatement(reqs[0])
+			rows, err := s.pool.Query(ctx, sql, args...)
+			if err != nil {
 				return err
 			}
-			if m.ID == "" { // got nothing: the answers
-				if next != nil {
-					res.NextChange = *next
-				}
-				res.Contended = receivable
-				continue
-			}
-			if err := finish(); err != nil {
-				return err
-			}
-			r.msg, r.ord2 = m, float64(ord2)
-			out = append(out, r)
-		}
-		if err := rows.Err(); err != nil {
+			out[0], err = readClaim(rows, reqs[0])
 			return err
 		}
-		if !answered {
-			return stores.ErrQueueNotFound
+		b := &pgx.Batch{}
+		for i, r := range reqs {
+			sql, args := claimStatement(r)
+			b.Queue(sql, args...).Query(func(rows pgx.Rows) (err error) {
+				out[i], err = readClaim(rows, r)
+				return err
+			})
 		}
-		sort.SliceStable(out, func(i, j int) bool {
-			if out[i].ord1 != out[j].ord1 {
-				return out[i].ord1 < out[j].ord1
-			}
-			return out[i].ord2 < out[j].ord2
-		})
-		for _, r := range out {
-			res.Messages = append(res.Messages, stores.ClaimedMessage{StoredMessage: *r.msg, Token: p.Token})
-		}
-		return nil
+		return s.pool.SendBatch(ctx, b).Close()
 	})
 	if err != nil {
 		return nil, err
 	}
-	if len(res.Messages) > 0 {
-		s.changed(len(res.Messages))
+	claimed := 0
+	for _, res := range out {
+		claimed += len(res.Messages)
+	}
+	if claimed > 0 {
+		s.changed(claimed)
+	}
+	return out, nil
+}
+
+// claimStatement is r's one-statement claim and its arguments.
+func claimStatement(r fastClaimReq) (string, []any) {
+	p := r.p
+	args := []any{p.QueueID, nowArg(p.Now), p.QueueName, p.Max, micros(max(p.VisibilityTimeout, 0)), p.Token}
+	if r.fifo {
+		return fifoReceiveSQL, append(args, r.sweep)
+	}
+	return standardReceiveSQL, append(args, math.MaxInt32, []string{})
+}
+
+// readClaim reads the rows of r's claim statement and closes them.
+func readClaim(rows pgx.Rows, r fastClaimReq) (*stores.MessageClaimResult, error) {
+	defer rows.Close()
+	res := &stores.MessageClaimResult{}
+	var out []claimRow
+	answered := false // a row came: the queue is there
+	for rows.Next() {
+		answered = true
+		var c claimRow
+		var ord2 int64
+		var next *time.Time
+		var receivable bool
+		m, targets, finish := scanMessage(r.fifo, &c.ord1, &ord2, &next, &receivable)
+		if err := rows.Scan(append([]any{&c.redrive}, targets...)...); err != nil {
+			return nil, err
+		}
+		if m.ID == "" { // got nothing: the answers
+			if next != nil {
+				res.NextChange = *next
+			}
+			res.Contended = receivable
+			continue
+		}
+		if err := finish(); err != nil {
+			return nil, err
+		}
+		c.msg, c.ord2 = m, float64(ord2)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if !answered {
+		return nil, stores.ErrQueueNotFound
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].ord1 != out[j].ord1 {
+			return out[i].ord1 < out[j].ord1
+		}
+		return out[i].ord2 < out[j].ord2
+	})
+	for _, c := range out {
+		res.Messages = append(res.Messages, stores.ClaimedMessage{StoredMessage: *c.msg, Token: r.p.Token})
 	}
 	return res, nil
 }

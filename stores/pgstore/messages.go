@@ -239,11 +239,14 @@ func (s *Store) sendTarget(ctx context.Context, name, id string) (string, bool, 
 }
 
 // Combining: see combiner. Sends combine per queue incarnation, dedup
-// window and clock; deletes per queue incarnation, KeepExpired and clock.
+// window and clock; deletes per queue incarnation, KeepExpired and clock;
+// fast claims per queue incarnation, sweep flag and clock, up to
+// maxCombinedClaimed messages asked for in all.
 const (
 	combineLimit        = 1
 	maxCombinedMessages = 50
 	maxCombinedReceipts = 100
+	maxCombinedClaimed  = 50
 )
 
 func combineKey(name, id string, flag int64, now time.Time) string {

@@ -81,10 +81,11 @@ type Store struct {
 
 	lastSweep sync.Map // queue incarnation → *atomic.Int64, UnixNano of its last sweep here
 
-	// Concurrent sends and deletes on one queue share transactions: see
-	// combiner.
+	// Concurrent sends, deletes and fast claims on one queue share
+	// transactions: see combiner.
 	sends   *combiner[*stores.MessageSendParams, *stores.MessageSendResult]
 	deletes *combiner[*stores.MessageDeleteParams, *stores.MessageDeleteResult]
+	claims  *combiner[fastClaimReq, *stores.MessageClaimResult]
 
 	stopBackground context.CancelFunc
 
@@ -171,6 +172,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	s.sends = newCombiner(combineLimit, maxCombinedMessages, s.sendCombined)
 	s.deletes = newCombiner(combineLimit, maxCombinedReceipts, s.deleteCombined)
+	s.claims = newCombiner(combineLimit, maxCombinedClaimed, s.claimCombined)
 	bctx, cancel := context.WithCancel(context.Background())
 	s.stopBackground = cancel
 	go s.vacuumer(bctx)
