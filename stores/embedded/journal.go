@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
@@ -74,12 +75,18 @@ var foldBytes int64 = 8 << 20
 // A fold writes its records foldPart at a time, each part a bbolt
 // transaction, and lets the other goroutines run every foldYield records:
 // on a server with one CPU, one long transaction held up the requests
-// behind it (the long-poll pickup's p99 went from 3 to 20 ms). On a full
-// disk a part is foldPartOnFullDisk records.
+// behind it (the long-poll pickup's p99 went from 3 to 20 ms). Every
+// foldPauseEvery records it sleeps for foldPause instead: a goroutine that
+// only yields stays runnable, and the scheduler looks for network events
+// only when nothing is runnable (or every 10 ms, from sysmon), so requests
+// that arrived during a fold waited for it. On a full disk a part is
+// foldPartOnFullDisk records.
 const (
 	foldPart           = 512
 	foldPartOnFullDisk = 32
 	foldYield          = 16
+	foldPauseEvery     = 256
+	foldPause          = 50 * time.Microsecond
 )
 
 // foldRetryCommits is how many commits pass before a failed fold is tried
@@ -306,7 +313,10 @@ func fold(db *bolt.DB, g *generation, part int) (commits uint64, err error) {
 				if changed {
 					wrote++
 				}
-				if seen++; seen%foldYield == 0 {
+				switch seen++; {
+				case seen%foldPauseEvery == 0:
+					time.Sleep(foldPause)
+				case seen%foldYield == 0:
 					runtime.Gosched()
 				}
 			}
