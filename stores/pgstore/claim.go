@@ -88,6 +88,18 @@ type claimRow struct {
 	ord1, ord2 float64
 }
 
+// sortClaimRows puts a claim's rows in the order a receive returns them:
+// by ord1 (a FIFO claim's groups in the order it took them; 0 for
+// Standard), then by ord2 (the sequence number).
+func sortClaimRows(rows []claimRow) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		if rows[i].ord1 != rows[j].ord1 {
+			return rows[i].ord1 < rows[j].ord1
+		}
+		return rows[i].ord2 < rows[j].ord2
+	})
+}
+
 func (t *txn) claimRows(ctx context.Context, fifo bool, sql string, args ...any) ([]claimRow, error) {
 	rows, err := t.Query(ctx, sql, args...)
 	if err != nil {
@@ -111,12 +123,7 @@ func (t *txn) claimRows(ctx context.Context, fifo bool, sql string, args ...any)
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].ord1 != out[j].ord1 {
-			return out[i].ord1 < out[j].ord1
-		}
-		return out[i].ord2 < out[j].ord2
-	})
+	sortClaimRows(out)
 	return out, nil
 }
 
@@ -298,12 +305,7 @@ func readClaim(rows pgx.Rows, r fastClaimReq) (*stores.MessageClaimResult, error
 	if !answered {
 		return nil, stores.ErrQueueNotFound
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].ord1 != out[j].ord1 {
-			return out[i].ord1 < out[j].ord1
-		}
-		return out[i].ord2 < out[j].ord2
-	})
+	sortClaimRows(out)
 	for _, c := range out {
 		res.Messages = append(res.Messages, stores.ClaimedMessage{StoredMessage: *c.msg, Token: r.p.Token})
 	}
