@@ -32,8 +32,14 @@ const (
 // escaped, which also contains it: a harmless false alarm.)
 var replaced = []byte(`\ufffd`)
 
-func encode(r engine.Record) ([]byte, error) {
-	if b, ok := encodeBinary([]byte{tagBinary}, r); ok {
+func encode(r engine.Record) ([]byte, error) { return appendEncoded(nil, r) }
+
+// appendEncoded appends r's stored value to dst: a commit encodes its
+// records one after another into one buffer, rather than each into a
+// buffer of its own grown from a byte (a message record of 1 KiB grew
+// through a dozen allocations).
+func appendEncoded(dst []byte, r engine.Record) ([]byte, error) {
+	if b, ok := encodeBinary(append(dst, tagBinary), r); ok {
 		return b, nil
 	}
 	var buf bytes.Buffer
@@ -41,14 +47,14 @@ func encode(r engine.Record) ([]byte, error) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(r); err == nil && !bytes.Contains(buf.Bytes(), replaced) {
-		return buf.Bytes(), nil
+		return append(dst, buf.Bytes()...), nil
 	}
 	buf.Reset()
 	buf.WriteByte(tagGob)
 	if err := gob.NewEncoder(&buf).Encode(r); err != nil {
-		return nil, err
+		return dst, err
 	}
-	return buf.Bytes(), nil
+	return append(dst, buf.Bytes()...), nil
 }
 
 func decode(v []byte, r engine.Record) error {

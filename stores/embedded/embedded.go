@@ -377,6 +377,14 @@ type committer struct {
 
 	// counters, for tests and benchmarks
 	commits uint64
+
+	// write's scratch, kept by the loop's goroutine alone: the records a
+	// commit writes (their last changes and keys, an index by key) and
+	// the size of its encoded values.
+	at         map[recordKey]int
+	flat       []engine.Change
+	keys       []recordKey
+	valueBytes int
 }
 
 // batch is the change lists of one transaction. done is closed when it is
@@ -641,8 +649,14 @@ func (c *committer) write(batch [][]engine.Change) error {
 	if len(c.moves) > 0 {
 		batch = append([][]engine.Change{c.moves}, batch...) // first: the batch's own changes win
 	}
-	at := map[recordKey]int{}
-	var flat []engine.Change
+	// Only the last change of each record is written. The map and the
+	// buffers are the committer's, reused from one commit to the next.
+	if c.at == nil {
+		c.at = map[recordKey]int{}
+	}
+	at := c.at
+	clear(at)
+	flat, keys := c.flat[:0], c.keys[:0]
 	for _, list := range batch {
 		for _, ch := range list {
 			k := recordKey{ch.Kind, string(ch.Key)}
@@ -651,23 +665,36 @@ func (c *committer) write(batch [][]engine.Change) error {
 			} else {
 				at[k] = len(flat)
 				flat = append(flat, ch)
+				keys = append(keys, k)
 			}
 		}
 	}
+	defer func() {
+		// Drop the references, keep the room.
+		clear(flat)
+		clear(keys)
+		c.flat, c.keys = flat[:0], keys[:0]
+	}()
 	if len(flat) == 0 {
 		return nil
 	}
+	// The values go in one buffer, sized like the last commit's. They are
+	// kept (the generation's latest values) until its fold; a value keeps
+	// its buffer alive until then, and a generation is bounded.
 	values := make([][]byte, len(flat))
+	buf := make([]byte, 0, c.valueBytes)
 	for i, ch := range flat {
 		if ch.Record == nil {
 			continue
 		}
-		v, err := encode(ch.Record)
-		if err != nil {
+		start := len(buf)
+		var err error
+		if buf, err = appendEncoded(buf, ch.Record); err != nil {
 			return fmt.Errorf("encode %s record %q: %w", ch.Kind, ch.Key, err)
 		}
-		values[i] = v
+		values[i] = buf[start:len(buf):len(buf)]
 	}
+	c.valueBytes = min(max(len(buf), 512), 1<<20)
 	if c.upgrade {
 		err := c.db.Update(func(tx *bolt.Tx) error {
 			return tx.Bucket(metaBucket).Put(formatKey, []byte(formatVersion))
@@ -692,7 +719,7 @@ func (c *committer) write(batch [][]engine.Change) error {
 			c.startFold()
 		}
 	}
-	if err := c.j.cur.commit(flat, values); err != nil {
+	if err := c.j.cur.commit(flat, keys, values); err != nil {
 		return err
 	}
 	c.moves = nil

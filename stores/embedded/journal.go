@@ -139,6 +139,7 @@ type generation struct {
 	// and buf the aligned buffer direct writes are made in.
 	direct    *os.File
 	tail, buf []byte
+	scratch   []byte // where commit builds a record, reused
 }
 
 // journal is the committer's account of the journal: the generation being
@@ -231,29 +232,28 @@ func checkKey(ch engine.Change) error {
 }
 
 // commit appends one record of changes (values[i] is the encoded record of
-// changes[i], nil for a delete) and syncs it. The account moves on only
-// once the record is durable; after an error the file may hold a torn
-// record past j.off, which the next record writes over.
-func (j *generation) commit(changes []engine.Change, values [][]byte) error {
-	payload := make([]byte, 0, 64*len(changes))
+// changes[i], nil for a delete; keys[i] its key) and syncs it. The account
+// moves on only once the record is durable; after an error the file may
+// hold a torn record past j.off, which the next record writes over.
+func (j *generation) commit(changes []engine.Change, keys []recordKey, values [][]byte) error {
+	rec := append(j.scratch[:0], make([]byte, recordHeader)...)
 	for i, ch := range changes {
 		if err := checkKey(ch); err != nil {
 			return err
 		}
-		payload = appendEntry(payload, ch.Kind, ch.Key, values[i])
+		rec = appendEntry(rec, ch.Kind, ch.Key, values[i])
 	}
-	rec := make([]byte, recordHeader, recordHeader+len(payload))
-	binary.LittleEndian.PutUint32(rec[0:], uint32(len(payload)))
+	j.scratch = rec[:0] // the record is copied out by the write
+	binary.LittleEndian.PutUint32(rec[0:], uint32(len(rec)-recordHeader))
 	binary.LittleEndian.PutUint64(rec[8:], j.gen)
-	rec = append(rec, payload...)
 	binary.LittleEndian.PutUint32(rec[4:], crc32.Checksum(rec[8:], castagnoli))
 	if err := j.write(rec); err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
 	j.off += int64(len(rec))
 	j.size = max(j.size, j.off)
-	for i, ch := range changes {
-		j.latest[recordKey{ch.Kind, string(ch.Key)}] = values[i]
+	for i, k := range keys {
+		j.latest[k] = values[i]
 	}
 	return nil
 }
