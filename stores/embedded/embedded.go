@@ -624,7 +624,7 @@ func (c *committer) stop() error {
 		// the current one (best effort: the journal keeps what is not).
 		c.retryAt = 0
 		for range 2 {
-			if c.j.folding == nil && len(c.j.cur.latest) == 0 {
+			if c.j.folding == nil && c.j.cur.off == 0 {
 				break
 			}
 			if c.j.folding == nil {
@@ -661,6 +661,7 @@ func (c *committer) write(batch [][]engine.Change) error {
 		for _, ch := range list {
 			k := recordKey{ch.Kind, string(ch.Key)}
 			if i, ok := at[k]; ok {
+				ch.New = flat[i].New // the record's first change in the batch says
 				flat[i] = ch
 			} else {
 				at[k] = len(flat)

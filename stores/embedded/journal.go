@@ -127,13 +127,17 @@ func sortedKeys[V any](m map[recordKey]V) []recordKey {
 
 // generation is the account of one generation of the journal: its file,
 // where its next record goes, and each record's last change in it (its
-// encoded value, or nil for a delete).
+// encoded value, or nil for a delete), but for the messages it stored new
+// and deleted again (account).
 type generation struct {
 	f      *os.File
 	gen    uint64
 	off    int64
 	size   int64 // the file's size
 	latest map[recordKey][]byte
+	// born are the keys of the messages stored new in this generation
+	// and not deleted since (account).
+	born map[string]struct{}
 	// direct is f opened for direct writes (direct.go), nil where the file
 	// system cannot; tail is what the block off falls in holds before off,
 	// and buf the aligned buffer direct writes are made in.
@@ -252,10 +256,49 @@ func (j *generation) commit(changes []engine.Change, keys []recordKey, values []
 	}
 	j.off += int64(len(rec))
 	j.size = max(j.size, j.off)
-	for i, k := range keys {
-		j.latest[k] = values[i]
-	}
+	j.account(changes, keys, values)
 	return nil
+}
+
+// account records a durable record's changes as the generation's latest.
+// A message born in this generation (its first change here stores it new)
+// and deleted again in it never reaches the database, nor does its
+// delivery record: both are dropped from the account, so that a fold
+// neither sorts them nor looks them up to delete. Under a steady load that
+// is nearly every message. A record changed here before it was stored new
+// (a queue deleted and created again reuses its numbers) keeps its delete.
+func (j *generation) account(changes []engine.Change, keys []recordKey, values [][]byte) {
+	if j.born == nil {
+		j.born = map[string]struct{}{}
+	}
+	var gone []string
+	for i, k := range keys {
+		_, seen := j.latest[k]
+		switch {
+		case values[i] != nil:
+			if changes[i].New && !seen && k.kind == engine.KindMessage {
+				j.born[k.key] = struct{}{}
+			}
+			j.latest[k] = values[i]
+		case k.kind == engine.KindMessage && (changes[i].New && !seen || j.isBorn(k.key)):
+			// Born and deleted within this record, or born earlier.
+			delete(j.latest, k)
+			j.born[k.key] = struct{}{} // until the end: its delivery's delete may follow
+			gone = append(gone, k.key)
+		case k.kind == engine.KindDelivery && j.isBorn(k.key):
+			delete(j.latest, k)
+		default:
+			j.latest[k] = nil
+		}
+	}
+	for _, key := range gone {
+		delete(j.born, key)
+	}
+}
+
+func (j *generation) isBorn(messageKey string) bool {
+	_, ok := j.born[messageKey]
+	return ok
 }
 
 // write writes rec at j.off and makes it durable: one direct write where

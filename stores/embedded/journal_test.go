@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/memstore/engine"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 // snapshot copies the store's files as a crash would leave them: the
@@ -271,5 +272,84 @@ func TestFoldSkipsDeletesOfRecordsNeverFolded(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A message sent and deleted within one generation leaves nothing for the
+// fold to do, but a queue deleted and created again gives out its sequence
+// numbers again: the new message takes the key of one the database holds,
+// and that one's delete must still reach the database. Checked after a
+// fold (Close) and after a crash (the journal replayed).
+func TestReusedMessageKeyKeepsTheEarlierDelete(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		dir := t.TempDir()
+		s := open(t, dir)
+		createQueue(t, s, "q", false, t0)
+		send(t, s, "q", t0, "", "old")
+		if err := s.Close(); err != nil { // folds: the database holds "old"
+			t.Fatal(err)
+		}
+		s = open(t, dir)
+		must(0, s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: "q", Now: at(sec)}))
+		createQueue(t, s, "q", false, at(2*sec))
+		send(t, s, "q", at(2*sec), "", "new")
+		c := claim(t, s, "q", at(3*sec), 10, "T", "")
+		if ids := claimedIDs(c); !slices.Equal(ids, []string{"new"}) {
+			t.Fatalf("claimed %q, want [new]", ids)
+		}
+		outs := must(s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: "q",
+			Receipts: []stores.Receipt{{MessageID: "new", Token: "T"}}, Now: at(3 * sec)}))
+		if outs.Outcomes[0] != stores.ReceiptCurrent {
+			t.Fatalf("delete: %v", outs.Outcomes[0])
+		}
+		// The new message took the old one's number, and its key's account
+		// is the delete.
+		key := recordKey{engine.KindMessage, string((&engine.MessageRecord{Queue: "q", Seq: rules.FirstSequence}).Key())}
+		if v, ok := s.c.j.cur.latest[key]; !ok || v != nil {
+			t.Fatalf("the generation's account of the reused key: %q (held: %v), want a delete", v, ok)
+		}
+		var r *Store
+		if crash {
+			r = open(t, snapshot(t, dir))
+			s.Close()
+		} else {
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			r = open(t, dir)
+		}
+		if got := storedIDs(t, r, "q", at(100*sec)); len(got) != 0 {
+			t.Errorf("crash %v: the queue holds %q after its only message was deleted", crash, got)
+		}
+		r.Close()
+	}
+}
+
+// Messages sent, received and deleted within one generation leave nothing
+// in its account (neither their records nor their deliveries), so that its
+// fold has nothing to sort or look up for them; a message still stored
+// keeps both.
+func TestSentAndDeletedMessagesLeaveNoAccount(t *testing.T) {
+	s := open(t, t.TempDir())
+	defer s.Close()
+	createQueue(t, s, "q", false, t0)
+	for i := range 20 {
+		send(t, s, "q", t0, "", fmt.Sprint("m", i))
+	}
+	c := claim(t, s, "q", at(sec), 20, "T", "")
+	var receipts []stores.Receipt
+	for _, m := range c.Messages[:19] {
+		receipts = append(receipts, stores.Receipt{MessageID: m.ID, Token: "T"})
+	}
+	must(s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: "q", Receipts: receipts, Now: at(sec)}))
+	kinds := map[engine.Kind]int{}
+	for k := range s.c.j.cur.latest {
+		kinds[k.kind]++
+	}
+	if kinds[engine.KindMessage] != 1 || kinds[engine.KindDelivery] != 1 {
+		t.Fatalf("the generation accounts for %d messages and %d deliveries, want the one message left and its delivery", kinds[engine.KindMessage], kinds[engine.KindDelivery])
+	}
+	if len(s.c.j.cur.born) != 1 {
+		t.Fatalf("%d messages born in the generation and not deleted, want 1", len(s.c.j.cur.born))
 	}
 }

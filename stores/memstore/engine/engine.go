@@ -383,7 +383,7 @@ func (t *tx) insertMessage(q *queue, rec MessageRecord) *msg {
 	m := newMsg(rec)
 	q.index(m)
 	r := m.rec
-	t.put(&r)
+	t.changes = append(t.changes, Change{Kind: r.Kind(), Key: r.Key(), Record: &r, New: true})
 	return m
 }
 

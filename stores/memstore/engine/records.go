@@ -87,6 +87,11 @@ type Change struct {
 	Kind   Kind
 	Key    []byte
 	Record Record
+	// New says that no record had this Kind and Key just before this
+	// change: a message stored under its queue's next sequence number. (A
+	// queue deleted and created again gives out its numbers again, so an
+	// earlier message's delete may precede it in the same commit.)
+	New bool
 }
 
 // QueueRecord is a queue and the little state the engine keeps beside it.
