@@ -337,9 +337,9 @@ func (j *generation) due() bool { return j.off >= foldBytes }
 
 // fold writes the generation's latest changes into the records' buckets
 // and marks it folded, in transactions of up to part writes each, the last
-// of which marks it. A delete of a record the database does not hold (one
-// sent and deleted within the generation, most of them under a steady
-// load) writes nothing and does not count. It returns how many
+// of which marks it. A delete of a record the database does not hold
+// writes nothing and does not count (the messages stored and deleted
+// within the generation are not in its account at all). It returns how many
 // transactions it committed. It only reads g.
 func fold(db *bolt.DB, g *generation, part int) (commits uint64, err error) {
 	keys := sortedKeys(g.latest)
