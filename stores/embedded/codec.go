@@ -34,10 +34,10 @@ var replaced = []byte(`\ufffd`)
 
 func encode(r engine.Record) ([]byte, error) { return appendEncoded(nil, r) }
 
-// appendEncoded appends r's stored value to dst: a commit encodes its
-// records one after another into one buffer, rather than each into a
-// buffer of its own grown from a byte (a message record of 1 KiB grew
-// through a dozen allocations).
+// appendEncoded appends r's stored value to dst: the committer encodes
+// each record in a buffer it keeps, rather than in a buffer of its own
+// grown from a byte (a message record of 1 KiB grew through a dozen
+// allocations).
 func appendEncoded(dst []byte, r engine.Record) ([]byte, error) {
 	if b, ok := encodeBinary(append(dst, tagBinary), r); ok {
 		return b, nil

@@ -380,11 +380,11 @@ type committer struct {
 
 	// write's scratch, kept by the loop's goroutine alone: the records a
 	// commit writes (their last changes and keys, an index by key) and
-	// the size of its encoded values.
-	at         map[recordKey]int
-	flat       []engine.Change
-	keys       []recordKey
-	valueBytes int
+	// the buffer each is encoded in first.
+	at      map[recordKey]int
+	flat    []engine.Change
+	keys    []recordKey
+	encoded []byte
 }
 
 // batch is the change lists of one transaction. done is closed when it is
@@ -679,23 +679,21 @@ func (c *committer) write(batch [][]engine.Change) error {
 	if len(flat) == 0 {
 		return nil
 	}
-	// The values go in one buffer, sized like the last commit's. They are
-	// kept (the generation's latest values) until its fold; a value keeps
-	// its buffer alive until then, and a generation is bounded.
+	// Each value is encoded in the committer's scratch buffer, then copied
+	// to an allocation of its own size: one allocation per record, and a
+	// value kept in the generation's account until its fold (a dedup
+	// marker, say) keeps nothing else of the commit alive.
 	values := make([][]byte, len(flat))
-	buf := make([]byte, 0, c.valueBytes)
 	for i, ch := range flat {
 		if ch.Record == nil {
 			continue
 		}
-		start := len(buf)
 		var err error
-		if buf, err = appendEncoded(buf, ch.Record); err != nil {
+		if c.encoded, err = appendEncoded(c.encoded[:0], ch.Record); err != nil {
 			return fmt.Errorf("encode %s record %q: %w", ch.Kind, ch.Key, err)
 		}
-		values[i] = buf[start:len(buf):len(buf)]
+		values[i] = bytes.Clone(c.encoded)
 	}
-	c.valueBytes = min(max(len(buf), 512), 1<<20)
 	if c.upgrade {
 		err := c.db.Update(func(tx *bolt.Tx) error {
 			return tx.Bucket(metaBucket).Put(formatKey, []byte(formatVersion))

@@ -136,7 +136,8 @@ type generation struct {
 	size   int64 // the file's size
 	latest map[recordKey][]byte
 	// born are the keys of the messages stored new in this generation
-	// and not deleted since (account).
+	// (their key's first change in it) and not deleted before the record
+	// being accounted (account). A replayed generation has none.
 	born map[string]struct{}
 	// direct is f opened for direct writes (direct.go), nil where the file
 	// system cannot; tail is what the block off falls in holds before off,
@@ -338,8 +339,8 @@ func (j *generation) due() bool { return j.off >= foldBytes }
 // fold writes the generation's latest changes into the records' buckets
 // and marks it folded, in transactions of up to part writes each, the last
 // of which marks it. A delete of a record the database does not hold
-// writes nothing and does not count (the messages stored and deleted
-// within the generation are not in its account at all). It returns how many
+// writes nothing and does not count (most messages stored and deleted
+// within the generation are not in its account: see account). It returns how many
 // transactions it committed. It only reads g.
 func fold(db *bolt.DB, g *generation, part int) (commits uint64, err error) {
 	keys := sortedKeys(g.latest)

@@ -87,10 +87,12 @@ type Change struct {
 	Kind   Kind
 	Key    []byte
 	Record Record
-	// New says that no record had this Kind and Key just before this
-	// change: a message stored under its queue's next sequence number. (A
-	// queue deleted and created again gives out its numbers again, so an
-	// earlier message's delete may precede it in the same commit.)
+	// New says that the engine held no record of this Kind and Key just
+	// before this change: a message stored (every message is stored under
+	// its queue's next sequence number). A queue deleted and created again
+	// gives out its numbers again, so an earlier message's delete may
+	// precede it in the same commit; a committer that merges changes
+	// keeps the first one's New.
 	New bool
 }
 
