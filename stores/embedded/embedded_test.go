@@ -234,6 +234,14 @@ func TestAgainstMemstore(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) { differential(t, seed, 300) })
 	}
+	// With generations of 4 KiB, folds run in the background all along,
+	// and a store reopened replays a journal beside a database they wrote.
+	old := foldBytes
+	t.Cleanup(func() { foldBytes = old })
+	foldBytes = 4 << 10
+	for seed := uint64(5); seed <= 8; seed++ {
+		t.Run(strconv.FormatUint(seed, 10)+"-small-generations", func(t *testing.T) { differential(t, seed, 300) })
+	}
 }
 
 type lcg struct{ s uint64 }
@@ -276,7 +284,7 @@ func differential(t *testing.T, seed uint64, steps int) {
 		q := queues[rnd.intn(len(queues))]
 		fifo := strings.HasSuffix(q, ".fifo")
 		step := fmt.Sprintf("step %d on %s", i, q)
-		switch op := rnd.intn(20); {
+		switch op := rnd.intn(21); {
 		case op < 6:
 			var msgs []stores.NewMessage
 			for k := rnd.intn(3) + 1; k > 0; k-- {
@@ -349,6 +357,16 @@ func differential(t *testing.T, seed uint64, steps int) {
 			})
 		case op < 19:
 			do(step+" maintain", func(s stores.Store) (any, error) { return nil, s.Maintain(ctx, &stores.MaintainParams{Now: now}) })
+		case op < 20:
+			// The queue again under its name: it gives out its sequence
+			// numbers again, so new messages take keys that earlier ones,
+			// perhaps folded into the database, had.
+			do(step+" delete and create again", func(s stores.Store) (any, error) {
+				if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q, Now: now}); err != nil {
+					return nil, err
+				}
+				return s.QueueCreate(ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: q, ID: fmt.Sprintf("%s-%d", q, i), FIFO: fifo, Retention: 300 * sec}, Now: now})
+			})
 		default:
 			if err := emb.Close(); err != nil {
 				t.Fatal(err)
