@@ -203,61 +203,17 @@ const (
 // attempt id or a redrive: one statement, which also answers NextChange
 // and Contended when it got nothing. Standard claims take it only when no
 // sweep is due (their sweep is in Go, in the general path). Concurrent
-// fast claims on one queue share a transaction (see combiner).
+// fast claims and deletes on one queue share a transaction
+// (consumeCombined).
 func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fifo, sweep bool) (*stores.MessageClaimResult, error) {
-	var flags int64
-	if sweep {
-		flags = 1
-	}
-	return s.claims.do(ctx, combineKey(p.QueueName, p.QueueID, flags, p.Now), fastClaimReq{p, fifo, sweep}, max(p.Max, 1))
+	res, err := s.consume(ctx, p.QueueName, p.QueueID, p.Now, consumerOp{claim: fastClaimReq{p, fifo, sweep}})
+	return res.claim, err
 }
 
 // fastClaimReq is one fast claim waiting in the combiner.
 type fastClaimReq struct {
 	p           *stores.MessageClaimParams
 	fifo, sweep bool
-}
-
-// claimCombined runs several fast claims on one queue (one clock, one
-// sweep flag) in one transaction: one pgx.Batch of their statements, run by
-// PostgreSQL in order as one implicit transaction. Each statement claims
-// for its own caller, with its own token and Max, and sees what the ones
-// before it claimed (READ COMMITTED: a new snapshot per statement, which
-// includes the transaction's own changes), so no message and no FIFO group
-// goes to two callers; none gets its messages before the commit.
-func (s *Store) claimCombined(ctx context.Context, _ string, reqs []fastClaimReq) ([]*stores.MessageClaimResult, error) {
-	out := make([]*stores.MessageClaimResult, len(reqs))
-	err := s.retry(ctx, func() error {
-		if len(reqs) == 1 {
-			sql, args := claimStatement(reqs[0])
-			rows, err := s.pool.Query(ctx, sql, args...)
-			if err != nil {
-				return err
-			}
-			out[0], err = readClaim(rows, reqs[0])
-			return err
-		}
-		b := &pgx.Batch{}
-		for i, r := range reqs {
-			sql, args := claimStatement(r)
-			b.Queue(sql, args...).Query(func(rows pgx.Rows) (err error) {
-				out[i], err = readClaim(rows, r)
-				return err
-			})
-		}
-		return s.pool.SendBatch(ctx, b).Close()
-	})
-	if err != nil {
-		return nil, err
-	}
-	claimed := 0
-	for _, res := range out {
-		claimed += len(res.Messages)
-	}
-	if claimed > 0 {
-		s.changed(claimed)
-	}
-	return out, nil
 }
 
 // claimStatement is r's one-statement claim and its arguments.

@@ -239,14 +239,13 @@ func (s *Store) sendTarget(ctx context.Context, name, id string) (string, bool, 
 }
 
 // Combining: see combiner. Sends combine per queue incarnation, dedup
-// window and clock; deletes per queue incarnation, KeepExpired and clock;
-// fast claims per queue incarnation, sweep flag and clock, up to
-// maxCombinedClaimed messages asked for in all.
+// window and clock, up to maxCombinedMessages messages; deletes and fast
+// claims (consumeCombined) per queue incarnation and clock, up to
+// maxCombinedConsumed receipts and messages asked for in all.
 const (
 	combineLimit        = 1
 	maxCombinedMessages = 50
-	maxCombinedReceipts = 100
-	maxCombinedClaimed  = 50
+	maxCombinedConsumed = 100
 )
 
 func combineKey(name, id string, flag int64, now time.Time) string {
@@ -533,37 +532,8 @@ func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams
 	if len(p.Receipts) == 0 {
 		return &stores.MessageDeleteResult{}, nil
 	}
-	keep := int64(0)
-	if p.KeepExpired {
-		keep = 1
-	}
-	return s.deletes.do(ctx, combineKey(p.QueueName, p.QueueID, keep, p.Now), p, len(p.Receipts))
-}
-
-// deleteCombined deletes the receipts of several deletes (of one queue
-// incarnation, with one KeepExpired and clock) in one statement, in order.
-// The groups the statement freed are the first delete's to report (each
-// wakes a long poll once).
-func (s *Store) deleteCombined(ctx context.Context, _ string, reqs []*stores.MessageDeleteParams) ([]*stores.MessageDeleteResult, error) {
-	all := *reqs[0]
-	if len(reqs) > 1 {
-		all.Receipts = nil
-		for _, r := range reqs {
-			all.Receipts = append(all.Receipts, r.Receipts...)
-		}
-	}
-	outs, freed, err := s.deleteNow(ctx, &all)
-	if err != nil {
-		return nil, err
-	}
-	res := make([]*stores.MessageDeleteResult, len(reqs))
-	off := 0
-	for i, r := range reqs {
-		res[i] = &stores.MessageDeleteResult{Outcomes: outs[off : off+len(r.Receipts) : off+len(r.Receipts)]}
-		off += len(r.Receipts)
-	}
-	res[0].Freed = freed
-	return res, nil
+	res, err := s.consume(ctx, p.QueueName, p.QueueID, p.Now, consumerOp{del: p})
+	return res.del, err
 }
 
 // standardDeleteSQL deletes the messages of a Standard queue ($1 id, $3
@@ -587,106 +557,143 @@ var standardDeleteSQL = `WITH ` + queueNowSQL + `, d AS (
 	)
 	SELECT (SELECT fifo FROM q), array(SELECT message_id FROM d)`
 
-// deleteNow deletes p's receipts and says what each was, and how many FIFO
-// groups it freed (stores.MessageDeleteResult). On a Standard
-// queue, current receipts of distinct messages (nearly every delete) go in
-// one plain statement (standardDeleteSQL), and sluice_delete judges the
-// rest, if any, in a second: messages are independent, so that is what
-// judging them one by one in order gives. Otherwise sluice_delete takes
-// them all in one statement.
-func (s *Store) deleteNow(ctx context.Context, p *stores.MessageDeleteParams) (outs []stores.ReceiptOutcome, freed int, err error) {
-	ids := make([]string, len(p.Receipts))
-	tokens := make([]string, len(p.Receipts))
+// A deletion is one delete's statements and what they found. On a
+// Standard queue, current receipts of distinct messages (nearly every
+// delete) go in one plain statement (standardDeleteSQL), and
+// sluice_delete_freeing judges the rest, if any, in a second: messages are
+// independent, so that is what judging them one by one in order gives.
+// Otherwise sluice_delete_freeing takes them all in one statement. The
+// first statement goes in a batch with the queue's claims
+// (consumeCombined). An answer that says the queue is gone is kept for
+// finish, so that the batch's other statements are still read; a
+// statement that fails fails the batch, whose transaction then commits
+// nothing. The callbacks only assign, so a retried batch starts afresh.
+type deletion struct {
+	p           *stores.MessageDeleteParams
+	ids, tokens []string
+	current     bool // the first statement is standardDeleteSQL
+	outs        []stores.ReceiptOutcome
+	left        []int  // the receipts standardDeleteSQL left to judge
+	deleted     [2]int // messages deleted, by statement
+	freed       int    // FIFO groups freed
+	err         error
+}
+
+func (s *Store) newDeletion(p *stores.MessageDeleteParams) *deletion {
+	d := &deletion{p: p, ids: make([]string, len(p.Receipts)), tokens: make([]string, len(p.Receipts)),
+		outs: make([]stores.ReceiptOutcome, len(p.Receipts))}
 	for i, r := range p.Receipts {
-		ids[i], tokens[i] = r.MessageID, r.Token
+		d.ids[i], d.tokens[i] = r.MessageID, r.Token
 	}
-	outs = make([]stores.ReceiptOutcome, len(ids))
-	rest := make([]int, 0, len(ids)) // the receipts sluice_delete_freeing judges
-	if fifo, ok := s.fifoOf(p.QueueID); ok && !fifo && distinct(ids) {
-		gone, err := s.deleteCurrent(ctx, p, ids, tokens)
-		if err != nil {
-			return nil, 0, err
+	fifo, ok := s.fifoOf(p.QueueID)
+	d.current = ok && !fifo && distinct(d.ids)
+	return d
+}
+
+// queue adds d's first statement to b.
+func (d *deletion) queue(s *Store, b *pgx.Batch) {
+	if !d.current {
+		all := make([]int, len(d.ids))
+		for i := range all {
+			all[i] = i
 		}
-		for i, id := range ids {
+		d.queueFreeing(s, b, all)
+		return
+	}
+	p := d.p
+	b.Queue(standardDeleteSQL, p.QueueID, nowArg(p.Now), p.QueueName, d.ids, d.tokens).QueryRow(func(row pgx.Row) error {
+		var fifo *bool
+		var deleted []string
+		if err := row.Scan(&fifo, &deleted); err != nil {
+			return err // the statement failed, and the batch with it
+		}
+		d.err = nil
+		if fifo == nil {
+			d.err = stores.ErrQueueNotFound
+			return nil
+		}
+		gone := make(map[string]bool, len(deleted))
+		for _, id := range deleted {
+			gone[id] = true
+		}
+		var left []int
+		for i, id := range d.ids {
 			if gone[id] {
-				outs[i] = stores.ReceiptCurrent
+				d.outs[i] = stores.ReceiptCurrent
 			} else {
-				rest = append(rest, i)
+				left = append(left, i)
 			}
 		}
-		s.changed(len(gone))
-	} else {
-		for i := range ids {
-			rest = append(rest, i)
-		}
-	}
-	if len(rest) == 0 {
-		return outs, 0, nil
-	}
-	restIDs, restTokens := ids, tokens
-	if len(rest) < len(ids) {
-		restIDs, restTokens = make([]string, len(rest)), make([]string, len(rest))
+		d.left, d.deleted[0] = left, len(deleted)
+		return nil
+	})
+}
+
+// queueFreeing adds sluice_delete_freeing for the receipts at rest to b:
+// one statement, so one round trip.
+func (d *deletion) queueFreeing(s *Store, b *pgx.Batch, rest []int) {
+	p := d.p
+	ids, tokens := d.ids, d.tokens
+	if len(rest) < len(d.ids) {
+		ids, tokens = make([]string, len(rest)), make([]string, len(rest))
 		for j, i := range rest {
-			restIDs[j], restTokens[j] = ids[i], tokens[i]
+			ids[j], tokens[j] = d.ids[i], d.tokens[i]
 		}
 	}
-	err = s.retry(ctx, func() error {
-		// One statement, so one round trip: see sluice_delete_freeing.
+	b.Queue("SELECT * FROM sluice_delete_freeing($1, $2, $3, $4, $5, $6)",
+		p.QueueName, p.QueueID, ids, tokens, p.KeepExpired, nowArg(p.Now)).QueryRow(func(row pgx.Row) error {
 		var codes []int32
 		var fifo *bool
 		var n *int32
-		if err := s.pool.QueryRow(ctx, "SELECT * FROM sluice_delete_freeing($1, $2, $3, $4, $5, $6)",
-			p.QueueName, p.QueueID, restIDs, restTokens, p.KeepExpired, nowArg(p.Now)).Scan(&codes, &fifo, &n); err != nil {
-			return err
+		if err := row.Scan(&codes, &fifo, &n); err != nil {
+			return err // the statement failed, and the batch with it
 		}
+		d.err = nil
 		if fifo == nil {
-			return stores.ErrQueueNotFound
+			d.err = stores.ErrQueueNotFound
+			return nil
+		}
+		if len(codes) != len(rest) {
+			d.err = fmt.Errorf("pgstore: sluice_delete_freeing gave %d outcomes for %d receipts", len(codes), len(rest))
+			return nil
 		}
 		if p.QueueID != "" {
 			s.fifoByID.Store(p.QueueID, *fifo)
 		}
-		if len(codes) != len(restIDs) {
-			return fmt.Errorf("pgstore: sluice_delete_freeing gave %d outcomes for %d receipts", len(codes), len(restIDs))
-		}
+		d.freed, d.deleted[1] = 0, 0
 		if n != nil {
-			freed = int(*n)
+			d.freed = int(*n)
 		}
-		deleted := 0
 		for j, c := range codes {
-			outs[rest[j]] = receiptOfCode(c)
-			if rules.DeleteApplies(outs[rest[j]], p.KeepExpired) {
-				deleted++
+			d.outs[rest[j]] = receiptOfCode(c)
+			if rules.DeleteApplies(d.outs[rest[j]], p.KeepExpired) {
+				d.deleted[1]++
 			}
 		}
-		s.changed(deleted)
 		return nil
 	})
-	if err != nil {
-		return nil, 0, err
-	}
-	return outs, freed, nil
 }
 
-// deleteCurrent runs standardDeleteSQL and returns the ids it deleted.
-func (s *Store) deleteCurrent(ctx context.Context, p *stores.MessageDeleteParams, ids, tokens []string) (map[string]bool, error) {
-	var gone map[string]bool
-	err := s.retry(ctx, func() error {
-		var fifo *bool
-		var deleted []string
-		if err := s.pool.QueryRow(ctx, standardDeleteSQL, p.QueueID, nowArg(p.Now), p.QueueName, ids,
-			tokens).Scan(&fifo, &deleted); err != nil {
-			return err
+// finish runs, once d's first statement has, what that statement left to
+// judge, and returns each receipt's outcome and the number of FIFO groups
+// freed.
+func (d *deletion) finish(ctx context.Context, s *Store) ([]stores.ReceiptOutcome, int, error) {
+	if d.err == nil && len(d.left) > 0 {
+		s.changed(d.deleted[0])
+		d.deleted[0] = 0
+		if err := s.retry(ctx, func() error {
+			b := &pgx.Batch{}
+			d.queueFreeing(s, b, d.left)
+			return s.pool.SendBatch(ctx, b).Close()
+		}); err != nil {
+			return nil, 0, err
 		}
-		if fifo == nil {
-			return stores.ErrQueueNotFound
-		}
-		gone = make(map[string]bool, len(deleted))
-		for _, id := range deleted {
-			gone[id] = true
-		}
-		return nil
-	})
-	return gone, err
+	}
+	if d.err != nil {
+		return nil, 0, d.err
+	}
+	s.changed(d.deleted[0] + d.deleted[1])
+	return d.outs, d.freed, nil
 }
 
 // distinct says whether no id is there twice.

@@ -83,9 +83,8 @@ type Store struct {
 
 	// Concurrent sends, deletes and fast claims on one queue share
 	// transactions: see combiner.
-	sends   *combiner[*stores.MessageSendParams, *stores.MessageSendResult]
-	deletes *combiner[*stores.MessageDeleteParams, *stores.MessageDeleteResult]
-	claims  *combiner[fastClaimReq, *stores.MessageClaimResult]
+	sends     *combiner[*stores.MessageSendParams, *stores.MessageSendResult]
+	consumers *combiner[consumerOp, consumerRes] // deletes and fast claims: consumeCombined
 
 	stopBackground context.CancelFunc
 
@@ -171,8 +170,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		vacuumDone:     make(chan struct{}),
 	}
 	s.sends = newCombiner(combineLimit, maxCombinedMessages, s.sendCombined)
-	s.deletes = newCombiner(combineLimit, maxCombinedReceipts, s.deleteCombined)
-	s.claims = newCombiner(combineLimit, maxCombinedClaimed, s.claimCombined)
+	s.consumers = newCombiner(combineLimit, maxCombinedConsumed, s.consumeCombined)
 	bctx, cancel := context.WithCancel(context.Background())
 	s.stopBackground = cancel
 	go s.vacuumer(bctx)

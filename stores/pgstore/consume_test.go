@@ -1,0 +1,199 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluicehq/sluice/stores"
+)
+
+// claimOp is a fast claim of one message under token, as MessageClaim makes it.
+func claimOp(q *stores.Queue, token string) consumerOp {
+	return consumerOp{claim: fastClaimReq{p: &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
+		VisibilityTimeout: time.Hour, Token: token}, fifo: q.FIFO}}
+}
+
+func deleteOp(q *stores.Queue, receipts ...stores.Receipt) consumerOp {
+	return consumerOp{del: &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID, Receipts: receipts,
+		KeepExpired: q.FIFO}}
+}
+
+// claimed is the one message a claim got.
+func claimed(t *testing.T, got []stores.ClaimedMessage) stores.ClaimedMessage {
+	t.Helper()
+	if len(got) != 1 {
+		t.Fatalf("claimed %d messages, want 1", len(got))
+	}
+	return got[0]
+}
+
+// A batch of deletes and claims runs the deletes first, in the same
+// transaction: a claim batched with the delete of its group's head gets
+// the group's next message, wherever it stands in the batch.
+func TestDeletesGoBeforeClaimsInABatch(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	q := createQueue(t, s, randomName("q")+".fifo", true)
+	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+		Messages: []stores.NewMessage{newMsg("first", "g", randomName("d")), newMsg("second", "g", randomName("d"))}}); err != nil {
+		t.Fatal(err)
+	}
+	first := claimed(t, claimOne(t, s, q))
+
+	res, err := s.consumeCombined(ctx, "", []consumerOp{claimOp(q, "t2"),
+		deleteOp(q, stores.Receipt{MessageID: first.ID, Token: first.Token})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].err != nil || res[1].err != nil {
+		t.Fatalf("errors: claim %v, delete %v", res[0].err, res[1].err)
+	}
+	if got := res[1].del.Outcomes; len(got) != 1 || got[0] != stores.ReceiptCurrent || res[1].del.Freed != 1 {
+		t.Errorf("delete: outcomes %v, freed %d; want [current], 1", got, res[1].del.Freed)
+	}
+	if got := res[0].claim.Messages; len(got) != 1 || got[0].Body != "second" || got[0].Token != "t2" {
+		t.Errorf("the claim batched with the head's delete got %+v, want the group's second message", got)
+	}
+}
+
+// Each delete in a batch gets its own receipts' outcomes, also when the
+// plain statement leaves some to sluice_delete_freeing, and a queue that is
+// gone fails every call of its batch with ErrQueueNotFound.
+func TestBatchedDeletesGetTheirOwnOutcomes(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	q := createQueue(t, s, randomName("q"), false)
+	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+		Messages: []stores.NewMessage{newMsg("a", "", ""), newMsg("b", "", ""), newMsg("c", "", "")}}); err != nil {
+		t.Fatal(err)
+	}
+	a, b := claimed(t, claimOne(t, s, q)), claimed(t, claimOne(t, s, q))
+	res, err := s.consumeCombined(ctx, "", []consumerOp{
+		deleteOp(q, stores.Receipt{MessageID: a.ID, Token: a.Token}),
+		claimOp(q, "tc"),
+		deleteOp(q, stores.Receipt{MessageID: b.ID, Token: "forged"}, stores.Receipt{MessageID: "m-none", Token: "x"}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.err != nil {
+			t.Fatalf("call %d: %v", i, r.err)
+		}
+	}
+	if got := res[0].del.Outcomes; len(got) != 1 || got[0] != stores.ReceiptCurrent {
+		t.Errorf("first delete: %v, want [current]", got)
+	}
+	if got := res[2].del.Outcomes; len(got) != 2 || got[0] != stores.ReceiptEarlier || got[1] != stores.ReceiptGone {
+		t.Errorf("second delete: %v, want [earlier gone]", got)
+	}
+	if got := res[1].claim.Messages; len(got) != 1 || got[0].Body != "c" {
+		t.Errorf("claim: %+v, want c", got)
+	}
+
+	if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.consumeCombined(ctx, "", []consumerOp{deleteOp(q, stores.Receipt{MessageID: a.ID, Token: a.Token}), claimOp(q, "td")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if !errors.Is(r.err, stores.ErrQueueNotFound) {
+			t.Errorf("call %d on a deleted queue: %v, want ErrQueueNotFound", i, r.err)
+		}
+	}
+}
+
+// Through the store's methods, concurrent receives and deletes of one queue
+// share transactions, and every message is received once, in its group's
+// order, and deleted.
+func TestConsumersShareTransactions(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	// Every tenth batch waits, so that the calls behind it queue up.
+	var batches, mixed atomic.Int64
+	run := s.consumers.run
+	s.consumers.run = func(ctx context.Context, key string, ops []consumerOp) ([]consumerRes, error) {
+		if batches.Add(1)%10 == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		var dels, claims bool
+		for _, op := range ops {
+			dels, claims = dels || op.del != nil, claims || op.del == nil
+		}
+		if dels && claims {
+			mixed.Add(1)
+		}
+		return run(ctx, key, ops)
+	}
+	q := createQueue(t, s, randomName("q")+".fifo", true)
+	const groups, perGroup = 8, 25
+	var msgs []stores.NewMessage
+	for i := range perGroup {
+		for g := range groups {
+			msgs = append(msgs, newMsg(string(rune('a'+g))+"/"+string(rune('A'+i)), string(rune('a'+g)), randomName("d")))
+		}
+	}
+	for len(msgs) > 0 {
+		n := min(len(msgs), 10)
+		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs[:n]}); err != nil {
+			t.Fatal(err)
+		}
+		msgs = msgs[n:]
+	}
+
+	var mu sync.Mutex
+	last := map[string]string{} // group → body last received
+	received := 0
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for empty := 0; empty < 20; {
+				res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
+					VisibilityTimeout: time.Hour, Token: randomName("t")})
+				if err != nil {
+					t.Errorf("worker %d: %v", w, err)
+					return
+				}
+				if len(res.Messages) == 0 {
+					empty++
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				m := res.Messages[0]
+				mu.Lock()
+				if m.Body <= last[m.GroupID] {
+					t.Errorf("group %s: %s after %s", m.GroupID, m.Body, last[m.GroupID])
+				}
+				last[m.GroupID] = m.Body
+				received++
+				mu.Unlock()
+				// Workers would otherwise keep in step, all claiming, then
+				// all deleting.
+				time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
+				d, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
+					Receipts: []stores.Receipt{{MessageID: m.ID, Token: m.Token}}, KeepExpired: true})
+				if err != nil || d.Outcomes[0] != stores.ReceiptCurrent {
+					t.Errorf("worker %d: delete %v %+v", w, err, d)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if received != groups*perGroup {
+		t.Errorf("received %d messages, want %d", received, groups*perGroup)
+	}
+	if mixed.Load() == 0 {
+		t.Error("no batch held both a delete and a claim")
+	}
+	t.Logf("%d of %d batches held both deletes and claims", mixed.Load(), batches.Load())
+}
