@@ -9,6 +9,10 @@
 #   embedded   sluice serve --store file://… (fsync on every commit)
 #   postgres   sluice serve --store postgres://… (a throwaway cluster)
 #   sql-queue  a pgmq-shaped SQL queue on the same cluster (the yardstick)
+#   mem@embedded, mem@postgres
+#              mem:// held to the rate the embedded or PostgreSQL store
+#              reached just before: a server's CPU per request falls as
+#              its load rises, so these compare the stores' own work
 #   goaws      the in-memory peer goaws, over the Query protocol (when
 #              the load generator speaks it and goaws builds from the Go
 #              module proxy), beside mem-query: sluice on mem:// over the
@@ -103,6 +107,15 @@ one() {
     esac
   fi
   [ -s "$file" ] || rm -f "$file"
+  last="$file"
+}
+# paced LABEL ARGS...: mem:// at the lifecycles a second of the run before.
+paced() {
+  local label="$1" rate
+  shift
+  rate="$(awk -F': ' '/^  "lifecycles_per_sec"/ { gsub(/,/, "", $2); printf "%.0f", $2 }' "$last" 2>/dev/null)"
+  if [ -z "$rate" ] || [ "$rate" -lt 1 ]; then echo "=== $label: no rate to hold"; status=1; return; fi
+  one "$label" --spawn mem:// --server-cpus "$SERVER_CPUS" --rate "$rate" "$@"
 }
 checkpoint() { psql -q -X "$pg" -c CHECKPOINT >/dev/null; }
 
@@ -139,8 +152,10 @@ for round in $(seq "$ROUNDS"); do
     echo "=== round $round/$ROUNDS, $wl"
     one "mem/$wl" --spawn mem:// --server-cpus "$SERVER_CPUS" "${args[@]}"
     one "embedded/$wl" --spawn "file://$work/embedded-$n" --server-cpus "$SERVER_CPUS" "${args[@]}"
+    paced "mem@embedded/$wl" "${args[@]}"
     checkpoint
     one "postgres/$wl" --spawn "$pg" --server-cpus "$SERVER_CPUS" --pg-stats "$pg" "${args[@]}"
+    paced "mem@postgres/$wl" "${args[@]}"
     case "$wl" in fifo-*)
       checkpoint
       one "sql-queue/${wl#fifo-}" --sql-queue "$pg" "${args[@]}"

@@ -67,9 +67,11 @@ func TestLifecycleTableRatios(t *testing.T) {
 			PG: &PGStats{CPUSec: pgSec, WALBytes: 1_000_000, Commits: 3000}, CPU: &CPUStats{BenchCores: 0.1}}}
 	}
 	mem := &Result{Label: "mem/fifo-b1", WindowSec: 1, Lifecycles: 1000, CPU: &CPUStats{ServerCores: 0.2}}
+	paced := &Result{Label: "mem@postgres/fifo-b1", WindowSec: 1, Lifecycles: 1000, CPU: &CPUStats{ServerCores: 0.32},
+		Checks: Checks{Drained: true}}
 	// Medians: postgres 1.2 ms (of 1.0, 1.2, 9.0), SQL queue 1.0 ms.
 	results := []*Result{pg("postgres/fifo-b1", 1.0), pg("postgres/fifo-b1", 9.0), pg("postgres/fifo-b1", 1.2),
-		sq(1.0), sq(0.9), sq(1.1), mem}
+		sq(1.0), sq(0.9), sq(1.1), mem, paced}
 	var b bytes.Buffer
 	WriteLifecycleTable(&b, results)
 	out := b.String()
@@ -79,6 +81,7 @@ func TestLifecycleTableRatios(t *testing.T) {
 		"WAL bytes, postgres ÷ SQL queue ≤ 1.3× | 2.00× (not met) |",
 		"commits, postgres ÷ SQL queue ≤ 1× | 1.00× (met) |",
 		"server CPU, postgres ÷ mem ≤ 1.5× | 2.00× (not met) |",
+		"server CPU, postgres ÷ mem at postgres's rate ≤ 1.5× | 1.25× (met) |",
 		"| sql-queue: client CPU | 100 µs |",
 		"(floor of the above: mem + the SQL queue's client CPU) ÷ mem ≤ 1.5× | 1.50× (met) |",
 	} {
