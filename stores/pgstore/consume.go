@@ -41,19 +41,25 @@ func (s *Store) consume(ctx context.Context, name, id string, now time.Time, op 
 
 // consumeCombined runs deletes and fast claims of one queue incarnation and
 // clock as one pgx.Batch, which PostgreSQL runs in order as one implicit
-// transaction: first the deletes (their receipts in one statement; two if
-// they differ in KeepExpired), then each claim's own statement, which sees
-// what the deletes freed (READ COMMITTED: each statement's snapshot holds
-// the transaction's changes before it) and what the claims before it took,
-// so no message and no FIFO group goes to two callers. One round trip and
-// one commit serve a queue's consumers where a delete's and a claim's
-// transactions served them.
+// transaction: first the deletes' receipts in one statement, then each
+// claim's own statement, which sees what the deletes freed (READ
+// COMMITTED: each statement's snapshot holds the transaction's changes
+// before it) and what the claims before it took, so no message and no FIFO
+// group goes to two callers. One round trip and one commit serve a queue's
+// consumers where a delete's and a claim's transactions served them. On a
+// Standard queue the receipts that were not current, if any, are judged
+// after the batch, in a transaction of their own (deletion.finish).
 //
-// It adds no way to deadlock. While the deletes run, the transaction holds
-// only the locks a delete of its own would, and waits only as one would:
-// for group rows, taken in group order, or for message rows. The claims
-// after them never wait (SKIP LOCKED), so a transaction that holds what
-// its claims took is never waiting.
+// The batch waits for nothing that waits for it. Its delete statement
+// holds and waits for only what a delete of its own would: FIFO group
+// rows, in group order, then their messages. Its claims take group rows
+// without waiting (SKIP LOCKED), then the messages of the groups they hold,
+// and a FIFO message is locked only by its group's holder (deletes,
+// visibility changes, sweeps, purges and redrives take the group's row
+// first) or by one that waits for no group while it holds it (a message
+// move passes over a group it cannot take at once; a receive's replay of
+// an earlier attempt takes no group): so no one holds such a message while
+// waiting for a group.
 func (s *Store) consumeCombined(ctx context.Context, _ string, ops []consumerOp) ([]consumerRes, error) {
 	out := make([]consumerRes, len(ops))
 	// One deletion per KeepExpired value (the service gives a queue one).
@@ -76,12 +82,17 @@ func (s *Store) consumeCombined(ctx context.Context, _ string, ops []consumerOp)
 			ds[k] = s.newDeletion(p)
 		}
 	}
+	// One delete statement in the batch: two, each locking its groups in
+	// order, would not lock them in order together. A second (which the
+	// service never makes: it gives a queue one KeepExpired) runs after.
+	first, second := ds[0], ds[1]
+	if first == nil {
+		first, second = second, nil
+	}
 	err := s.retry(ctx, func() error {
 		b := &pgx.Batch{}
-		for _, d := range ds {
-			if d != nil {
-				d.queue(s, b)
-			}
+		if first != nil {
+			first.queue(s, b)
 		}
 		for i, op := range ops {
 			if op.del != nil {
@@ -89,14 +100,23 @@ func (s *Store) consumeCombined(ctx context.Context, _ string, ops []consumerOp)
 			}
 			sql, args := claimStatement(op.claim)
 			b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
-				// A claim's own error (its queue gone) is its caller's
-				// alone; the rest of the batch is still read.
+				// readClaim's answer that the queue is gone is its
+				// caller's alone, and the rest of the batch is still
+				// read. (A row it could not scan would fail every call
+				// of a batch that committed: a programming error.)
 				out[i].claim, out[i].err = readClaim(rows, op.claim)
 				return nil
 			})
 		}
 		return s.pool.SendBatch(ctx, b).Close()
 	})
+	if err == nil && second != nil {
+		err = s.retry(ctx, func() error {
+			b := &pgx.Batch{}
+			second.queue(s, b)
+			return s.pool.SendBatch(ctx, b).Close()
+		})
+	}
 	if err != nil {
 		return nil, err
 	}

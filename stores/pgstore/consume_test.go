@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -196,4 +197,106 @@ func TestConsumersShareTransactions(t *testing.T) {
 		t.Error("no batch held both a delete and a claim")
 	}
 	t.Logf("%d of %d batches held both deletes and claims", mixed.Load(), batches.Load())
+}
+
+// A message move out of a FIFO queue passes over a group another
+// transaction holds, rather than wait for it while it holds the group's
+// messages: a claim that holds the group (after a delete in its batch freed
+// it) and wants one of them would wait for the move while the move waits
+// for the group, a deadlock PostgreSQL breaks only after deadlock_timeout.
+func TestMovePassesOverHeldGroups(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	src := createQueue(t, s, randomName("src")+".fifo", true)
+	dst := createQueue(t, s, randomName("dst")+".fifo", true)
+	n2 := newMsg("g2 first", "g2", randomName("d"))
+	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: src.Name, QueueID: src.ID,
+		Messages: []stores.NewMessage{newMsg("g1 first", "g1", randomName("d")), n2,
+			newMsg("g1 second", "g1", randomName("d")), newMsg("g2 second", "g2", randomName("d"))}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A claim's hold on g2, and its update of g2's message once the move
+	// has run.
+	claim, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer claim.Rollback(ctx)
+	if _, err := claim.Exec(ctx, `SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = 'g2' FOR NO KEY UPDATE`, src.ID); err != nil {
+		t.Fatal(err)
+	}
+	moved := make(chan error, 1)
+	var res *stores.MessageMoveResult
+	go func() {
+		var err error
+		res, err = s.MessageMove(ctx, &stores.MessageMoveParams{FromName: src.Name, FromID: src.ID, ToName: dst.Name, Max: 10})
+		moved <- err
+	}()
+	select {
+	case err := <-moved:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the move waited for a group another transaction held")
+	}
+	if res.Moved != 2 || res.Exhausted {
+		t.Errorf("moved %d (exhausted %v), want g1's 2 and g2's left", res.Moved, res.Exhausted)
+	}
+	if _, err := claim.Exec(ctx, `UPDATE messages SET visible_at = now() + interval '1 hour' WHERE message_id = $1`, n2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := claim.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	if err := s.pool.QueryRow(ctx, `SELECT array_agg(body ORDER BY seq) FROM messages WHERE queue_id = $1`, src.ID).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(left, []string{"g2 first", "g2 second"}) {
+		t.Errorf("left in the source: %q, want g2's two", left)
+	}
+}
+
+// A visibility change in a FIFO queue takes the group's row before the
+// message's, as claims do: a transaction that holds the group can still
+// take the message while the change waits for the group.
+func TestVisibilityChangeTakesTheGroupFirst(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	q := createQueue(t, s, randomName("q")+".fifo", true)
+	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+		Messages: []stores.NewMessage{newMsg("m", "g", randomName("d"))}}); err != nil {
+		t.Fatal(err)
+	}
+	m := claimed(t, claimOne(t, s, q))
+
+	holder, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(ctx)
+	if _, err := holder.Exec(ctx, `SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = 'g' FOR NO KEY UPDATE`, q.ID); err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan error, 1)
+	go func() {
+		_, err := s.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{QueueName: q.Name, QueueID: q.ID,
+			MessageID: m.ID, Token: m.Token, Timeout: 0})
+		changed <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the change is waiting
+	if _, err := holder.Exec(ctx, `SET LOCAL lock_timeout = '500ms'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.Exec(ctx, `UPDATE messages SET receive_count = receive_count WHERE message_id = $1`, m.ID); err != nil {
+		t.Fatalf("the group's holder could not take its message while a visibility change waited: %v", err)
+	}
+	if err := holder.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-changed; err != nil {
+		t.Fatal(err)
+	}
 }
