@@ -875,12 +875,12 @@ func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *qu
 }
 
 // A moveCand is a message MessageMove has locked to move.
-type moveCand struct{ id, source, group string }
+type moveCand struct{ id, source string }
 
 // moveCandidates locks up to limit visible messages of the queue after
 // *lastSeq, in order, and moves *lastSeq past them.
 func (t *txn) moveCandidates(ctx context.Context, queueID string, after any, lastSeq *int64, limit int) ([]moveCand, error) {
-	rows, err := t.Query(ctx, `SELECT message_id, seq, dead_letter_source, group_id FROM messages
+	rows, err := t.Query(ctx, `SELECT message_id, seq, dead_letter_source FROM messages
 		WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3 AND seq > $4
 		ORDER BY seq LIMIT $5 FOR UPDATE SKIP LOCKED`, queueID, t.now, after, *lastSeq, limit)
 	if err != nil {
@@ -890,7 +890,7 @@ func (t *txn) moveCandidates(ctx context.Context, queueID string, after any, las
 	var cands []moveCand
 	for rows.Next() {
 		var c moveCand
-		if err := rows.Scan(&c.id, lastSeq, &c.source, &c.group); err != nil {
+		if err := rows.Scan(&c.id, lastSeq, &c.source); err != nil {
 			return nil, err
 		}
 		cands = append(cands, c)
@@ -911,10 +911,33 @@ func (t *txn) fifoMoveCandidates(ctx context.Context, queueID string, after any,
 	if err != nil || len(locked) == 0 {
 		return nil, false, err
 	}
+	// Their groups, by id (a separate statement: with the group in the
+	// candidates' statement, plans made on tiny tables sorted the queue).
+	ids := make([]string, len(locked))
+	for i, c := range locked {
+		ids[i] = c.id
+	}
+	groupOf := make(map[string]string, len(locked))
+	rows, err := t.Query(ctx, `SELECT message_id, group_id FROM messages WHERE message_id = ANY($1::text[])`, ids)
+	if err != nil {
+		return nil, false, err
+	}
+	for rows.Next() {
+		var id, g string
+		if err := rows.Scan(&id, &g); err != nil {
+			rows.Close()
+			return nil, false, err
+		}
+		groupOf[id] = g
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
 	var groups []string
 	for _, c := range locked {
-		if !slices.Contains(groups, c.group) && !slices.Contains(*busy, c.group) {
-			groups = append(groups, c.group)
+		if g := groupOf[c.id]; !slices.Contains(groups, g) && !slices.Contains(*busy, g) {
+			groups = append(groups, g)
 		}
 	}
 	slices.Sort(groups)
@@ -937,7 +960,7 @@ func (t *txn) fifoMoveCandidates(ctx context.Context, queueID string, after any,
 		}
 	}
 	for _, c := range locked {
-		if !slices.Contains(*busy, c.group) {
+		if !slices.Contains(*busy, groupOf[c.id]) {
 			cands = append(cands, c)
 		}
 	}
