@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sluicehq/sluice/stores"
 )
 
@@ -31,6 +33,22 @@ func claimed(t *testing.T, got []stores.ClaimedMessage) stores.ClaimedMessage {
 		t.Fatalf("claimed %d messages, want 1", len(got))
 	}
 	return got[0]
+}
+
+// holdGroup begins a transaction that holds the row lock of q's group, as
+// a claim does; the test's end rolls it back.
+func holdGroup(t *testing.T, s *Store, q *stores.Queue, group string) pgx.Tx {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback(ctx) })
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = $2 FOR NO KEY UPDATE`, q.ID, group); err != nil {
+		t.Fatal(err)
+	}
+	return tx
 }
 
 // A batch of deletes and claims runs the deletes first, in the same
@@ -218,14 +236,7 @@ func TestMovePassesOverHeldGroups(t *testing.T) {
 
 	// A claim's hold on g2, and its update of g2's message once the move
 	// has run.
-	claim, err := s.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer claim.Rollback(ctx)
-	if _, err := claim.Exec(ctx, `SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = 'g2' FOR NO KEY UPDATE`, src.ID); err != nil {
-		t.Fatal(err)
-	}
+	claim := holdGroup(t, s, src, "g2")
 	moved := make(chan error, 1)
 	var res *stores.MessageMoveResult
 	go func() {
@@ -272,14 +283,7 @@ func TestVisibilityChangeTakesTheGroupFirst(t *testing.T) {
 	}
 	m := claimed(t, claimOne(t, s, q))
 
-	holder, err := s.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Rollback(ctx)
-	if _, err := holder.Exec(ctx, `SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = 'g' FOR NO KEY UPDATE`, q.ID); err != nil {
-		t.Fatal(err)
-	}
+	holder := holdGroup(t, s, q, "g")
 	changed := make(chan error, 1)
 	go func() {
 		_, err := s.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{QueueName: q.Name, QueueID: q.ID,
