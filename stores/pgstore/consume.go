@@ -50,16 +50,16 @@ func (s *Store) consume(ctx context.Context, name, id string, now time.Time, op 
 // Standard queue the receipts that were not current, if any, are judged
 // after the batch, in a transaction of their own (deletion.finish).
 //
-// The batch waits for nothing that waits for it. Its delete statement
-// holds and waits for only what a delete of its own would: FIFO group
-// rows, in group order, then their messages. Its claims take group rows
-// without waiting (SKIP LOCKED), then the messages of the groups they hold,
-// and a FIFO message is locked only by its group's holder (deletes,
-// visibility changes, sweeps, purges and redrives take the group's row
-// first) or by one that waits for no group while it holds it (a message
-// move passes over a group it cannot take at once; a receive's replay of
-// an earlier attempt takes no group): so no one holds such a message while
-// waiting for a group.
+// Its delete statement holds and waits for only what a delete of its own
+// would (FIFO group rows in group order, then their messages); its claims
+// take group rows without waiting (SKIP LOCKED) and then wait, if at all,
+// only for messages of the groups they hold. A message move out of a FIFO
+// queue locks messages before their groups, and a receive's replay of an
+// earlier attempt locks its messages without their groups, so a claim can
+// be part of a cycle with either, in a batch or alone; in a batch it may
+// also hold a group its delete freed, from the moment the delete locked
+// it. PostgreSQL breaks such a cycle after deadlock_timeout and the batch
+// is retried (s.retry).
 func (s *Store) consumeCombined(ctx context.Context, _ string, ops []consumerOp) ([]consumerRes, error) {
 	out := make([]consumerRes, len(ops))
 	// One deletion per KeepExpired value (the service gives a queue one).
@@ -110,15 +110,16 @@ func (s *Store) consumeCombined(ctx context.Context, _ string, ops []consumerOp)
 		}
 		return s.pool.SendBatch(ctx, b).Close()
 	})
-	if err == nil && second != nil {
-		err = s.retry(ctx, func() error {
+	if err != nil {
+		return nil, err
+	}
+	var secondErr error // the second delete's callers' alone: the batch committed
+	if second != nil {
+		secondErr = s.retry(ctx, func() error {
 			b := &pgx.Batch{}
 			second.queue(s, b)
 			return s.pool.SendBatch(ctx, b).Close()
 		})
-	}
-	if err != nil {
-		return nil, err
 	}
 	claimed := 0
 	for _, r := range out {
@@ -136,7 +137,11 @@ func (s *Store) consumeCombined(ctx context.Context, _ string, ops []consumerOp)
 	var freed [2]int
 	var errs [2]error
 	for k, d := range ds {
-		if d != nil {
+		switch {
+		case d == nil:
+		case d == second && secondErr != nil:
+			errs[k] = secondErr
+		default:
 			outs[k], freed[k], errs[k] = d.finish(ctx, s)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -215,59 +214,6 @@ func TestConsumersShareTransactions(t *testing.T) {
 		t.Error("no batch held both a delete and a claim")
 	}
 	t.Logf("%d of %d batches held both deletes and claims", mixed.Load(), batches.Load())
-}
-
-// A message move out of a FIFO queue passes over a group another
-// transaction holds, rather than wait for it while it holds the group's
-// messages: a claim that holds the group (after a delete in its batch freed
-// it) and wants one of them would wait for the move while the move waits
-// for the group, a deadlock PostgreSQL breaks only after deadlock_timeout.
-func TestMovePassesOverHeldGroups(t *testing.T) {
-	s := newTestStore(t)
-	ctx := context.Background()
-	src := createQueue(t, s, randomName("src")+".fifo", true)
-	dst := createQueue(t, s, randomName("dst")+".fifo", true)
-	n2 := newMsg("g2 first", "g2", randomName("d"))
-	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: src.Name, QueueID: src.ID,
-		Messages: []stores.NewMessage{newMsg("g1 first", "g1", randomName("d")), n2,
-			newMsg("g1 second", "g1", randomName("d")), newMsg("g2 second", "g2", randomName("d"))}}); err != nil {
-		t.Fatal(err)
-	}
-
-	// A claim's hold on g2, and its update of g2's message once the move
-	// has run.
-	claim := holdGroup(t, s, src, "g2")
-	moved := make(chan error, 1)
-	var res *stores.MessageMoveResult
-	go func() {
-		var err error
-		res, err = s.MessageMove(ctx, &stores.MessageMoveParams{FromName: src.Name, FromID: src.ID, ToName: dst.Name, Max: 10})
-		moved <- err
-	}()
-	select {
-	case err := <-moved:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(3 * time.Second):
-		t.Fatal("the move waited for a group another transaction held")
-	}
-	if res.Moved != 2 || res.Exhausted {
-		t.Errorf("moved %d (exhausted %v), want g1's 2 and g2's left", res.Moved, res.Exhausted)
-	}
-	if _, err := claim.Exec(ctx, `UPDATE messages SET visible_at = now() + interval '1 hour' WHERE message_id = $1`, n2.ID); err != nil {
-		t.Fatal(err)
-	}
-	if err := claim.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	var left []string
-	if err := s.pool.QueryRow(ctx, `SELECT array_agg(body ORDER BY seq) FROM messages WHERE queue_id = $1`, src.ID).Scan(&left); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(left, []string{"g2 first", "g2 second"}) {
-		t.Errorf("left in the source: %q, want g2's two", left)
-	}
 }
 
 // A visibility change in a FIFO queue takes the group's row before the

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"time"
 
@@ -718,9 +717,9 @@ func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageCh
 			// before the group's messages: a claim that holds the group
 			// and wants the message (its visibility ending as this
 			// starts) then never waits for a change that waits for it.
-			if _, err := t.Exec(ctx, `SELECT count(*) FROM (SELECT 1 FROM fifo_groups
-				WHERE queue_id = (SELECT id FROM queues WHERE name = $1 AND ($2 = '' OR id = $2))
-				  AND group_id = (SELECT group_id FROM messages WHERE message_id = $3)
+			if _, err := t.Exec(ctx, `WITH q AS (SELECT id FROM queues WHERE name = $1 AND ($2 = '' OR id = $2))
+				SELECT count(*) FROM (SELECT 1 FROM fifo_groups WHERE queue_id = (SELECT id FROM q)
+				  AND group_id = (SELECT group_id FROM messages WHERE message_id = $3 AND queue_id = (SELECT id FROM q))
 				FOR NO KEY UPDATE) g`, p.QueueName, p.QueueID, p.MessageID); err != nil {
 				return err
 			}
@@ -874,99 +873,6 @@ func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *qu
 	return nil
 }
 
-// A moveCand is a message MessageMove has locked to move.
-type moveCand struct{ id, source string }
-
-// moveCandidates locks up to limit visible messages of the queue after
-// *lastSeq, in order, and moves *lastSeq past them.
-func (t *txn) moveCandidates(ctx context.Context, queueID string, after any, lastSeq *int64, limit int) ([]moveCand, error) {
-	rows, err := t.Query(ctx, `SELECT message_id, seq, dead_letter_source FROM messages
-		WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3 AND seq > $4
-		ORDER BY seq LIMIT $5 FOR UPDATE SKIP LOCKED`, queueID, t.now, after, *lastSeq, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var cands []moveCand
-	for rows.Next() {
-		var c moveCand
-		if err := rows.Scan(&c.id, lastSeq, &c.source); err != nil {
-			return nil, err
-		}
-		cands = append(cands, c)
-	}
-	return cands, rows.Err()
-}
-
-// fifoMoveCandidates is moveCandidates for a FIFO queue. It locks the
-// candidates' groups without waiting (in group order), and keeps only the
-// candidates of groups it got: a group another transaction holds goes into
-// *busy and none of its messages moves in this transaction, so each
-// group's messages move in order. Waiting for the group while holding its
-// message would deadlock with a claim that holds the group and wants the
-// message. more is false when no candidate was left.
-func (t *txn) fifoMoveCandidates(ctx context.Context, queueID string, after any, lastSeq *int64, limit int,
-	busy *[]string) (cands []moveCand, more bool, err error) {
-	locked, err := t.moveCandidates(ctx, queueID, after, lastSeq, limit)
-	if err != nil || len(locked) == 0 {
-		return nil, false, err
-	}
-	// Their groups, by id (a separate statement: with the group in the
-	// candidates' statement, plans made on tiny tables sorted the queue).
-	ids := make([]string, len(locked))
-	for i, c := range locked {
-		ids[i] = c.id
-	}
-	groupOf := make(map[string]string, len(locked))
-	rows, err := t.Query(ctx, `SELECT message_id, group_id FROM messages WHERE message_id = ANY($1::text[])`, ids)
-	if err != nil {
-		return nil, false, err
-	}
-	for rows.Next() {
-		var id, g string
-		if err := rows.Scan(&id, &g); err != nil {
-			rows.Close()
-			return nil, false, err
-		}
-		groupOf[id] = g
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, false, err
-	}
-	var groups []string
-	for _, c := range locked {
-		if g := groupOf[c.id]; !slices.Contains(groups, g) && !slices.Contains(*busy, g) {
-			groups = append(groups, g)
-		}
-	}
-	slices.Sort(groups)
-	got := make([]bool, len(groups))
-	b := &pgx.Batch{}
-	for i, g := range groups {
-		b.Queue(`SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = $2 FOR NO KEY UPDATE SKIP LOCKED`,
-			queueID, g).Query(func(rows pgx.Rows) error {
-			got[i] = rows.Next()
-			rows.Close()
-			return rows.Err()
-		})
-	}
-	if err := t.SendBatch(ctx, b).Close(); err != nil {
-		return nil, false, err
-	}
-	for i, g := range groups {
-		if !got[i] {
-			*busy = append(*busy, g)
-		}
-	}
-	for _, c := range locked {
-		if !slices.Contains(*busy, groupOf[c.id]) {
-			cands = append(cands, c)
-		}
-	}
-	return cands, true, nil
-}
-
 func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*stores.MessageMoveResult, error) {
 	var res *stores.MessageMoveResult
 	err := s.run(ctx, func(t *txn) error {
@@ -995,20 +901,28 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 		after := sentAfter(rules.RetentionCutoff(src.retention, t.now))
 		dests := map[string]*queueRow{} // by name; nil: no such queue
 		lastSeq := int64(-1 << 63)
-		busy := []string{} // FIFO: groups another transaction holds, passed over in this one
 		for res.Moved < p.Max {
-			var cands []moveCand
-			var more bool
-			if src.fifo {
-				cands, more, err = t.fifoMoveCandidates(ctx, src.id, after, &lastSeq, p.Max-res.Moved, &busy)
-			} else {
-				cands, err = t.moveCandidates(ctx, src.id, after, &lastSeq, p.Max-res.Moved)
-				more = len(cands) > 0
-			}
+			rows, err := t.Query(ctx, `SELECT message_id, seq, dead_letter_source FROM messages
+				WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3 AND seq > $4
+				ORDER BY seq LIMIT $5 FOR UPDATE SKIP LOCKED`, src.id, t.now, after, lastSeq, p.Max-res.Moved)
 			if err != nil {
 				return err
 			}
-			if !more {
+			type cand struct{ id, source string }
+			var cands []cand
+			for rows.Next() {
+				var c cand
+				if err := rows.Scan(&c.id, &lastSeq, &c.source); err != nil {
+					rows.Close()
+					return err
+				}
+				cands = append(cands, c)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if len(cands) == 0 {
 				break
 			}
 			var order []string
