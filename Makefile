@@ -167,8 +167,8 @@ BENCH_DIR           := .tmp/bench
 # and PostgreSQL on CPU 1) for sluice on mem://, the embedded store and
 # PostgreSQL, beside the SQL queue and the in-memory peer goaws in the same
 # run, with the ratios the performance targets are stated in
-# (infra/bench/lifecycle.sh). Not part of `make test`; about 25 minutes,
-# SHORT=1 about a minute. Table: .tmp/bench-lifecycle.txt.
+# (infra/bench/lifecycle.sh). Not part of `make test`; about 30 minutes,
+# SHORT=1 about two minutes. Table: .tmp/bench-lifecycle.txt.
 .PHONY: bench-lifecycle
 bench-lifecycle: build
 	bash infra/bench/lifecycle.sh

@@ -22,7 +22,7 @@
 # the pickup p99, in as many rounds. Results: .tmp/bench-lifecycle/*.json, the table in
 # .tmp/bench-lifecycle.txt.
 #
-#   SHORT=1     one round of 3 s windows, no long polls (about a minute)
+#   SHORT=1     one round of 3 s windows, no long polls (about two minutes)
 #   ROUNDS, DURATION, WARMUP, FLAGS, LOAD_CPUS, SERVER_CPUS override.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
