@@ -451,6 +451,13 @@ func (t *txn) replay(ctx context.Context, q *queueRow, p *stores.MessageClaimPar
 	if len(ids) == 0 || !rules.AttemptInWindow(created, p.AttemptWindow, t.now) {
 		return nil, false, nil // without reading the messages
 	}
+	// The messages' groups first, in group order, as claims and deletes
+	// take them: holding a message while waiting for another, a replay
+	// would otherwise meet a claim that holds both groups and waits for the
+	// first message.
+	if _, err := t.lockGroupsOf(ctx, q.id, ids); err != nil {
+		return nil, false, err
+	}
 	ds, err := t.deliveries(ctx, q, ids)
 	if err != nil {
 		return nil, false, err

@@ -54,12 +54,11 @@ func (s *Store) consume(ctx context.Context, name, id string, now time.Time, op 
 // would (FIFO group rows in group order, then their messages); its claims
 // take group rows without waiting (SKIP LOCKED) and then wait, if at all,
 // only for messages of the groups they hold. A message move out of a FIFO
-// queue locks messages before their groups, and a receive's replay of an
-// earlier attempt locks its messages without their groups, so a claim can
-// be part of a cycle with either, in a batch or alone; in a batch it may
-// also hold a group its delete freed, from the moment the delete locked
-// it. PostgreSQL breaks such a cycle after deadlock_timeout and the batch
-// is retried (s.retry).
+// queue locks messages before their groups, so a claim can be part of a
+// cycle with one, in a batch or alone; in a batch it may also hold a group
+// its delete freed, from the moment the delete locked it. PostgreSQL
+// breaks such a cycle after deadlock_timeout and the batch is retried
+// (s.retry).
 func (s *Store) consumeCombined(ctx context.Context, _ string, ops []consumerOp) ([]consumerRes, error) {
 	out := make([]consumerRes, len(ops))
 	// One deletion per KeepExpired value (the service gives a queue one).

@@ -250,3 +250,67 @@ func TestVisibilityChangeTakesTheGroupFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A receive that replays an earlier attempt takes its messages' groups
+// before the messages, as claims do. Locking the messages alone (by id),
+// it held one while waiting for the next, which a claim holding both
+// groups had taken while waiting for the first: a deadlock, which
+// PostgreSQL broke after deadlock_timeout (with retries off here, the
+// victim's error).
+func TestReplayTakesGroupsFirst(t *testing.T) {
+	s := newTestStore(t)
+	s.retries = 0
+	ctx := context.Background()
+	q := createQueue(t, s, randomName("q")+".fifo", true)
+	t0 := time.Now().Add(-time.Minute).Truncate(time.Microsecond)
+	// b's message is sent first (claims take group b first) and has the
+	// greater id (the replay locks it second).
+	mb, ma := newMsg("b", "b", randomName("d")), newMsg("a", "a", randomName("d"))
+	mb.ID, ma.ID = "m-z-"+randomName(""), "m-a-"+randomName("")
+	for _, m := range []stores.NewMessage{mb, ma} {
+		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Now: t0,
+			Messages: []stores.NewMessage{m}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attempt := func(token string, now time.Time) *stores.MessageClaimParams {
+		return &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10, VisibilityTimeout: time.Second,
+			Token: token, AttemptID: "att", AttemptWindow: 5 * time.Minute, Now: now}
+	}
+	if res, err := s.MessageClaim(ctx, attempt("t1", t0.Add(time.Second))); err != nil || len(res.Messages) != 2 {
+		t.Fatalf("first receive: %+v, %v", res, err)
+	}
+	later := t0.Add(10 * time.Second) // the visibility is over, the attempt window is not
+
+	// Another transaction holds a's message, so that the replay and then
+	// a claim queue up on it.
+	x, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Rollback(ctx)
+	if _, err := x.Exec(ctx, `SELECT 1 FROM messages WHERE message_id = $1 FOR UPDATE`, ma.ID); err != nil {
+		t.Fatal(err)
+	}
+	replayed, claimed := make(chan error, 1), make(chan error, 1)
+	go func() {
+		_, err := s.MessageClaim(ctx, attempt("t2", later))
+		replayed <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	go func() {
+		_, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10,
+			VisibilityTimeout: time.Minute, Token: "t3", Now: later})
+		claimed <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := x.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-replayed; err != nil {
+		t.Errorf("the replay: %v", err)
+	}
+	if err := <-claimed; err != nil {
+		t.Errorf("the claim: %v", err)
+	}
+}
