@@ -314,3 +314,68 @@ func TestReplayTakesGroupsFirst(t *testing.T) {
 		t.Errorf("the claim: %v", err)
 	}
 }
+
+// A receive that redrives in several rounds takes the groups of what it
+// moves without waiting: it holds its earlier rounds' groups, and a delete
+// that holds the later group may be waiting for one of those. Waiting, it
+// deadlocked with the delete (with retries off here, the victim's error).
+// The other transactions only hold locks to set the order of events.
+func TestRedriveRoundsDoNotWaitForGroups(t *testing.T) {
+	s := newTestStore(t)
+	s.retries = 0
+	ctx := context.Background()
+	q := createQueue(t, s, randomName("q")+".fifo", true)
+	dlq := createQueue(t, s, randomName("dlq")+".fifo", true)
+	m1, c0, c1 := newMsg("m1", "m", randomName("d")), newMsg("c0", "c", randomName("d")), newMsg("c1", "c", randomName("d"))
+	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+		Messages: []stores.NewMessage{m1, c0, c1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE messages SET receive_count = 5 WHERE message_id = ANY($1::text[])`, []string{m1.ID, c1.ID}); err != nil {
+		t.Fatal(err)
+	}
+	hold := func(sql string, args ...any) pgx.Tx {
+		tx, err := s.pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = tx.Rollback(ctx) })
+		if _, err := tx.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+		return tx
+	}
+	groupC := holdGroup(t, s, q, "c")
+	messageC0 := hold(`SELECT 1 FROM messages WHERE message_id = $1 FOR UPDATE`, c0.ID)
+	sendM := hold(sendLockSQL, []string{groupSendKey(dlq.ID, "m")})
+	received := make(chan error, 1)
+	go func() {
+		_, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10,
+			VisibilityTimeout: time.Minute, Token: "t", Redrive: &stores.Redrive{MaxReceiveCount: 3, QueueName: dlq.Name}})
+		received <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // round 1 holds m and waits to move m1
+	if err := groupC.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := sendM.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // round 2 holds c and waits for c0
+	deleted := make(chan error, 1)
+	go func() {
+		_, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID, KeepExpired: true,
+			Receipts: []stores.Receipt{{MessageID: c0.ID, Token: "x"}, {MessageID: m1.ID, Token: "x"}}})
+		deleted <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // the delete waits for c
+	if err := messageC0.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-received; err != nil {
+		t.Errorf("the receive: %v", err)
+	}
+	if err := <-deleted; err != nil {
+		t.Errorf("the delete: %v", err)
+	}
+}

@@ -794,18 +794,14 @@ const moveSQL = `WITH moved AS (
 		receive_count = excluded.receive_count, first_received_at = excluded.first_received_at,
 		token = '', dead_letter_source = excluded.dead_letter_source`
 
-// moveInto moves the messages ids (locked by this transaction, in order) of
-// the queue incarnation srcID into dst. redriveFrom, when not empty, keeps
-// their receive history and marks them as dead letters from that queue.
 // lockGroupsOf takes the row locks of the FIFO groups of the messages,
 // before the messages change (claims of this transaction may hold them
 // already), in group order, one equality lookup each: as one = ANY
 // statement the planner chose a scan of every group when the table was
 // small, and kept the plan. It returns the groups.
 func (t *txn) lockGroupsOf(ctx context.Context, queueID string, ids []string) ([]string, error) {
-	var groups []string
-	if err := t.QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT group_id ORDER BY group_id), '{}') FROM messages
-		WHERE queue_id = $1 AND message_id = ANY($2::text[])`, queueID, ids).Scan(&groups); err != nil {
+	groups, err := t.groupsOf(ctx, queueID, ids)
+	if err != nil {
 		return nil, err
 	}
 	b := &pgx.Batch{}
@@ -815,21 +811,67 @@ func (t *txn) lockGroupsOf(ctx context.Context, queueID string, ids []string) ([
 	return groups, t.SendBatch(ctx, b).Close()
 }
 
+// tryLockGroupsOf is lockGroupsOf without waiting: it returns the groups
+// it locked and passes over those another transaction holds.
+func (t *txn) tryLockGroupsOf(ctx context.Context, queueID string, ids []string) ([]string, error) {
+	groups, err := t.groupsOf(ctx, queueID, ids)
+	if err != nil {
+		return nil, err
+	}
+	got := make([]bool, len(groups))
+	b := &pgx.Batch{}
+	for i, g := range groups {
+		b.Queue(`SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND group_id = $2 FOR NO KEY UPDATE SKIP LOCKED`,
+			queueID, g).Query(func(rows pgx.Rows) error {
+			got[i] = rows.Next()
+			rows.Close()
+			return rows.Err()
+		})
+	}
+	if err := t.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	var locked []string
+	for i, g := range groups {
+		if got[i] {
+			locked = append(locked, g)
+		}
+	}
+	return locked, nil
+}
+
+// groupsOf returns the distinct groups of the messages ids, in group order.
+func (t *txn) groupsOf(ctx context.Context, queueID string, ids []string) ([]string, error) {
+	var groups []string
+	err := t.QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT group_id ORDER BY group_id), '{}') FROM messages
+		WHERE queue_id = $1 AND message_id = ANY($2::text[])`, queueID, ids).Scan(&groups)
+	return groups, err
+}
+
 // stillOverReceived returns those of the FIFO messages that, under their
 // groups' locks, are still visible and received maxRC times or more: a claim
 // that let go of them (a rolled-back round) must not move one that another
-// claim took meanwhile.
+// claim took meanwhile. It takes the groups without waiting, and passes
+// over the messages of a group another transaction holds (a later receive
+// redrives them): the claim holds its earlier rounds' groups, so waiting
+// here would take groups out of order, and a delete that holds this group
+// may be waiting for one of those.
 func (t *txn) stillOverReceived(ctx context.Context, q *queueRow, ids []string, maxRC int) ([]string, error) {
-	if _, err := t.lockGroupsOf(ctx, q.id, ids); err != nil {
+	groups, err := t.tryLockGroupsOf(ctx, q.id, ids)
+	if err != nil || len(groups) == 0 {
 		return nil, err
 	}
 	var still []string
-	err := t.QueryRow(ctx, `SELECT coalesce(array_agg(message_id), '{}') FROM messages
-		WHERE message_id = ANY($1::text[]) AND queue_id = $2 AND seq > 0 AND visible_at <= $3 AND receive_count >= $4`,
-		ids, q.id, t.now, maxRC).Scan(&still)
+	err = t.QueryRow(ctx, `SELECT coalesce(array_agg(message_id), '{}') FROM messages
+		WHERE message_id = ANY($1::text[]) AND queue_id = $2 AND seq > 0 AND visible_at <= $3 AND receive_count >= $4
+		  AND group_id = ANY($5::text[])`,
+		ids, q.id, t.now, maxRC, groups).Scan(&still)
 	return still, err
 }
 
+// moveInto moves the messages ids (locked by this transaction, in order) of
+// the queue incarnation srcID into dst. redriveFrom, when not empty, keeps
+// their receive history and marks them as dead letters from that queue.
 func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *queueRow, redriveFrom string) error {
 	if len(ids) == 0 {
 		return nil
