@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -348,10 +349,15 @@ func TestRedriveRoundsDoNotWaitForGroups(t *testing.T) {
 	groupC := holdGroup(t, s, q, "c")
 	messageC0 := hold(`SELECT 1 FROM messages WHERE message_id = $1 FOR UPDATE`, c0.ID)
 	sendM := hold(sendLockSQL, []string{groupSendKey(dlq.ID, "m")})
+	receive := func(token string) (*stores.MessageClaimResult, error) {
+		return s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10,
+			VisibilityTimeout: time.Minute, Token: token, Redrive: &stores.Redrive{MaxReceiveCount: 3, QueueName: dlq.Name}})
+	}
 	received := make(chan error, 1)
+	var first *stores.MessageClaimResult
 	go func() {
-		_, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10,
-			VisibilityTimeout: time.Minute, Token: "t", Redrive: &stores.Redrive{MaxReceiveCount: 3, QueueName: dlq.Name}})
+		var err error
+		first, err = receive("t")
 		received <- err
 	}()
 	time.Sleep(300 * time.Millisecond) // round 1 holds m and waits to move m1
@@ -373,9 +379,129 @@ func TestRedriveRoundsDoNotWaitForGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := <-received; err != nil {
-		t.Errorf("the receive: %v", err)
+		t.Fatalf("the receive: %v", err)
 	}
 	if err := <-deleted; err != nil {
-		t.Errorf("the delete: %v", err)
+		t.Fatalf("the delete: %v", err)
+	}
+	// The first receive moved m1 and left c's over-received c1 (its group
+	// busy); the next moves c1 and returns c0.
+	if len(first.Messages) != 0 || first.Redriven != 1 {
+		t.Errorf("first receive: %d messages, %d redriven; want 0 and 1 (m1)", len(first.Messages), first.Redriven)
+	}
+	next, err := receive("t2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(next.Messages) != 1 || next.Messages[0].ID != c0.ID || next.Redriven != 1 {
+		t.Errorf("next receive: %+v, %d redriven; want c0 and 1 (c1)", next.Messages, next.Redriven)
+	}
+	if got := bodies(t, s, dlq); !slices.Equal(got, []string{"m1", "c1"}) {
+		t.Errorf("dead-letter queue: %q, want m1, c1", got)
+	}
+}
+
+// bodies are the bodies of q's messages, in order.
+func bodies(t *testing.T, s *Store, q *stores.Queue) []string {
+	t.Helper()
+	var out []string
+	if err := s.pool.QueryRow(context.Background(), `SELECT coalesce(array_agg(body ORDER BY seq), '{}') FROM messages
+		WHERE queue_id = $1 AND seq > 0`, q.ID).Scan(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Messages of one group redriven together keep their order in the
+// dead-letter queue, also when their ids sort the other way and the
+// queue is large enough for the lookup by id to walk the primary key.
+func TestRedriveKeepsGroupOrder(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	q := createQueue(t, s, randomName("q")+".fifo", true)
+	dlq := createQueue(t, s, randomName("dlq")+".fifo", true)
+	first, second := newMsg("first", "g", randomName("d")), newMsg("second", "g", randomName("d"))
+	first.ID, second.ID = "m-z-"+randomName(""), "m-a-"+randomName("")
+	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+		Messages: []stores.NewMessage{first, second}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `UPDATE messages SET receive_count = 5 WHERE queue_id = $1`, q.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO messages (queue_id, message_id, seq, group_id, body, md5_body, sent_at, visible_at)
+		SELECT $1, 'bulk-' || i, nextval('message_seq'), 'h', 'b', 'x', now(), now() + interval '1 hour'
+		FROM generate_series(1, 20000) i`, q.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `ANALYZE messages`); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10,
+		VisibilityTimeout: time.Minute, Token: "t", Redrive: &stores.Redrive{MaxReceiveCount: 3, QueueName: dlq.Name}})
+	if err != nil || res.Redriven != 2 {
+		t.Fatalf("receive: %+v, %v; want 2 redriven", res, err)
+	}
+	if got := bodies(t, s, dlq); !slices.Equal(got, []string{"first", "second"}) {
+		t.Errorf("dead-letter queue: %q, want first, second", got)
+	}
+}
+
+// A purge forgets receive attempts before it takes the queue's groups, as
+// a replay takes its attempt's row before its groups: taking them the
+// other way round, the two deadlocked (retries off here: the victim's
+// error).
+func TestPurgeAndReplayTakeAttemptsFirst(t *testing.T) {
+	s := newTestStore(t)
+	s.retries = 0
+	ctx := context.Background()
+	q := createQueue(t, s, randomName("q")+".fifo", true)
+	t0 := time.Now().Add(-time.Minute).Truncate(time.Microsecond)
+	mz, ma := newMsg("z", "z", randomName("d")), newMsg("a", "a", randomName("d"))
+	for _, m := range []stores.NewMessage{mz, ma} { // z first: the purge meets it first
+		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Now: t0,
+			Messages: []stores.NewMessage{m}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attempt := func(token string, now time.Time) *stores.MessageClaimParams {
+		return &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10, VisibilityTimeout: time.Minute,
+			Token: token, AttemptID: "att", AttemptWindow: 5 * time.Minute, Now: now}
+	}
+	if res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
+		VisibilityTimeout: time.Hour, Token: "other", Now: t0.Add(time.Second)}); err != nil || len(res.Messages) != 1 {
+		t.Fatalf("z: %+v, %v", res, err)
+	}
+	if res, err := s.MessageClaim(ctx, attempt("t1", t0.Add(time.Second))); err != nil || len(res.Messages) != 1 {
+		t.Fatalf("the attempt: %+v, %v", res, err)
+	}
+	// Another transaction holds z's message, so that the purge waits there
+	// holding every group, and the replay queues up behind it.
+	x, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Rollback(ctx)
+	if _, err := x.Exec(ctx, `SELECT 1 FROM messages WHERE message_id = $1 FOR UPDATE`, mz.ID); err != nil {
+		t.Fatal(err)
+	}
+	purged, replayed := make(chan error, 1), make(chan error, 1)
+	go func() {
+		purged <- s.QueuePurge(ctx, &stores.QueuePurgeParams{Name: q.Name, ID: q.ID, Now: t0.Add(2 * time.Second)})
+	}()
+	time.Sleep(300 * time.Millisecond)
+	go func() {
+		_, err := s.MessageClaim(ctx, attempt("t2", t0.Add(3*time.Second)))
+		replayed <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := x.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-purged; err != nil {
+		t.Errorf("the purge: %v", err)
+	}
+	if err := <-replayed; err != nil {
+		t.Errorf("the replay: %v", err)
 	}
 }

@@ -849,7 +849,8 @@ func (t *txn) groupsOf(ctx context.Context, queueID string, ids []string) ([]str
 }
 
 // stillOverReceived returns those of the FIFO messages that, under their
-// groups' locks, are still visible and received maxRC times or more: a claim
+// groups' locks, are still visible and received maxRC times or more, in
+// their order (moveInto numbers them so in the dead-letter queue): a claim
 // that let go of them (a rolled-back round) must not move one that another
 // claim took meanwhile. It takes the groups without waiting, and passes
 // over the messages of a group another transaction holds (a later receive
@@ -862,7 +863,7 @@ func (t *txn) stillOverReceived(ctx context.Context, q *queueRow, ids []string, 
 		return nil, err
 	}
 	var still []string
-	err = t.QueryRow(ctx, `SELECT coalesce(array_agg(message_id), '{}') FROM messages
+	err = t.QueryRow(ctx, `SELECT coalesce(array_agg(message_id ORDER BY seq), '{}') FROM messages
 		WHERE message_id = ANY($1::text[]) AND queue_id = $2 AND seq > 0 AND visible_at <= $3 AND receive_count >= $4
 		  AND group_id = ANY($5::text[])`,
 		ids, q.id, t.now, maxRC, groups).Scan(&still)

@@ -194,8 +194,11 @@ func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) erro
 			return stores.ErrPurgeInProgress
 		}
 		b := &pgx.Batch{}
+		// Like SQS, a purge also forgets receive attempts: first, as a
+		// replay takes its attempt's row before its groups.
+		b.Queue("DELETE FROM receive_attempts WHERE queue_id = $1", q.id)
 		if q.fifo {
-			// Group locks first, as claims take them.
+			// Group locks next, as claims take them.
 			b.Queue(`SELECT count(*) FROM (SELECT 1 FROM fifo_groups WHERE queue_id = $1 AND avail_at < 'infinity'
 				ORDER BY group_id FOR NO KEY UPDATE) g`, q.id)
 		}
@@ -204,9 +207,8 @@ func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) erro
 			// Rows of groups that a send racing the purge refilled stay.
 			b.Queue("SELECT count(sluice_fix_group($1, group_id)) FROM fifo_groups WHERE queue_id = $1 AND avail_at < 'infinity'", q.id)
 		}
-		// Like SQS, a purge also forgets deduplication ids and receive attempts.
+		// Like SQS, a purge also forgets deduplication ids.
 		b.Queue("DELETE FROM dedup WHERE queue_id = $1", q.id)
-		b.Queue("DELETE FROM receive_attempts WHERE queue_id = $1", q.id)
 		b.Queue("UPDATE queues SET purged_at = $2 WHERE name = $1", q.name, t.now)
 		return t.SendBatch(ctx, b).Close()
 	})
