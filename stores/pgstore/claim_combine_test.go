@@ -23,7 +23,7 @@ func TestCombinedClaimsKeepEachCallersDelivery(t *testing.T) {
 	// go together in the next ones.
 	var batches, combined atomic.Int64
 	run := s.consumers.run
-	s.consumers.run = func(ctx context.Context, key string, reqs []consumerOp) ([]consumerRes, error) {
+	s.consumers.run = func(ctx context.Context, key batchKey, reqs []consumerOp) ([]consumerRes, error) {
 		if batches.Add(1) == 1 {
 			time.Sleep(300 * time.Millisecond)
 		}

@@ -20,13 +20,13 @@ import (
 // Every call in a batch gets the batch's error, if any. Callers combine only
 // operations that cannot fail one by one (the store validated them already),
 // so a batch fails only for reasons that would fail each of its calls.
-type combiner[Req, Res any] struct {
+type combiner[K comparable, Req, Res any] struct {
 	limit   int // batches of one key running at once
 	maxSize int // a batch's total size (receipts, messages), at least one call
-	run     func(ctx context.Context, key string, reqs []Req) ([]Res, error)
+	run     func(ctx context.Context, key K, reqs []Req) ([]Res, error)
 
 	mu    sync.Mutex
-	lanes map[string]*lane[Req, Res]
+	lanes map[K]*lane[Req, Res]
 }
 
 type lane[Req, Res any] struct {
@@ -40,6 +40,10 @@ type call[Req, Res any] struct {
 	res  Res
 	err  error
 	done chan struct{}
+	// lead hands this caller a batch to run (runTurn) while it waits;
+	// gone says it stopped waiting (both under the combiner's mu).
+	lead chan []*call[Req, Res]
+	gone bool
 }
 
 // batchTimeout bounds a combined batch, which runs detached from the
@@ -47,14 +51,14 @@ type call[Req, Res any] struct {
 // others).
 const batchTimeout = 30 * time.Second
 
-func newCombiner[Req, Res any](limit, maxSize int, run func(ctx context.Context, key string, reqs []Req) ([]Res, error)) *combiner[Req, Res] {
-	return &combiner[Req, Res]{limit: limit, maxSize: maxSize, run: run, lanes: map[string]*lane[Req, Res]{}}
+func newCombiner[K comparable, Req, Res any](limit, maxSize int, run func(ctx context.Context, key K, reqs []Req) ([]Res, error)) *combiner[K, Req, Res] {
+	return &combiner[K, Req, Res]{limit: limit, maxSize: maxSize, run: run, lanes: map[K]*lane[Req, Res]{}}
 }
 
 // do runs req (of the given size) in a batch with others of the same key
 // and returns its result.
-func (c *combiner[Req, Res]) do(ctx context.Context, key string, req Req, size int) (Res, error) {
-	cl := &call[Req, Res]{req: req, size: size, done: make(chan struct{})}
+func (c *combiner[K, Req, Res]) do(ctx context.Context, key K, req Req, size int) (Res, error) {
+	cl := &call[Req, Res]{req: req, size: size, done: make(chan struct{}), lead: make(chan []*call[Req, Res], 1)}
 	c.mu.Lock()
 	l := c.lanes[key]
 	if l == nil {
@@ -81,37 +85,59 @@ func (c *combiner[Req, Res]) do(ctx context.Context, key string, req Req, size i
 	}
 	c.mu.Unlock()
 	if batch != nil {
-		c.execute(ctx, key, batch)
-		c.mu.Lock()
-		next := c.next(key, l)
-		c.mu.Unlock()
-		if next != nil {
-			// Those that came meanwhile go on without this caller.
-			go c.drain(context.WithoutCancel(ctx), key, l, next)
-		}
+		c.runTurn(ctx, key, l, batch)
 	}
-	select {
-	case <-cl.done:
-		return cl.res, cl.err
-	case <-ctx.Done():
-		var zero Res
-		return zero, ctx.Err()
+	for {
+		select {
+		case <-cl.done:
+			return cl.res, cl.err
+		case b := <-cl.lead:
+			c.runTurn(ctx, key, l, b)
+		case <-ctx.Done():
+			c.mu.Lock()
+			cl.gone = true
+			var b []*call[Req, Res]
+			select {
+			case b = <-cl.lead:
+			default:
+			}
+			c.mu.Unlock()
+			if b != nil {
+				go c.runTurn(context.WithoutCancel(ctx), key, l, b)
+			}
+			var zero Res
+			return zero, ctx.Err()
+		}
 	}
 }
 
-// drain runs the lane's batches until none is waiting.
-func (c *combiner[Req, Res]) drain(ctx context.Context, key string, l *lane[Req, Res], batch []*call[Req, Res]) {
-	for batch != nil {
-		c.execute(ctx, key, batch)
-		c.mu.Lock()
-		batch = c.next(key, l)
-		c.mu.Unlock()
+// runTurn executes batch, then hands the lane's next batch, if one waits,
+// to a caller in it that still waits, which runs it on its own goroutine:
+// a goroutine started per batch would grow its stack for the store's
+// calls every time, and an HTTP handler's has grown already.
+func (c *combiner[K, Req, Res]) runTurn(ctx context.Context, key K, l *lane[Req, Res], batch []*call[Req, Res]) {
+	c.execute(ctx, key, batch)
+	c.mu.Lock()
+	next := c.next(key, l)
+	handed := next == nil
+	for _, cl := range next {
+		if !cl.gone {
+			cl.lead <- next
+			handed = true
+			break
+		}
+	}
+	c.mu.Unlock()
+	if !handed {
+		// Every caller in it gave up: it runs anyway, as it would have
+		// had they waited (a queued call is never dropped).
+		go c.runTurn(context.WithoutCancel(ctx), key, l, next)
 	}
 }
 
 // next takes the lane's next batch, or, when nothing waits, ends this
 // runner's turn. c.mu is held.
-func (c *combiner[Req, Res]) next(key string, l *lane[Req, Res]) []*call[Req, Res] {
+func (c *combiner[K, Req, Res]) next(key K, l *lane[Req, Res]) []*call[Req, Res] {
 	if len(l.pending) > 0 {
 		return c.take(l)
 	}
@@ -124,7 +150,7 @@ func (c *combiner[Req, Res]) next(key string, l *lane[Req, Res]) []*call[Req, Re
 
 // take removes the next batch from the lane's queue, oldest first. c.mu is
 // held.
-func (c *combiner[Req, Res]) take(l *lane[Req, Res]) []*call[Req, Res] {
+func (c *combiner[K, Req, Res]) take(l *lane[Req, Res]) []*call[Req, Res] {
 	n, size := 0, 0
 	for n < len(l.pending) && (n == 0 || size+l.pending[n].size <= c.maxSize) {
 		size += l.pending[n].size
@@ -135,7 +161,7 @@ func (c *combiner[Req, Res]) take(l *lane[Req, Res]) []*call[Req, Res] {
 	return batch
 }
 
-func (c *combiner[Req, Res]) execute(ctx context.Context, key string, batch []*call[Req, Res]) {
+func (c *combiner[K, Req, Res]) execute(ctx context.Context, key K, batch []*call[Req, Res]) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), batchTimeout)
 	defer cancel()
 	reqs := make([]Req, len(batch))

@@ -59,7 +59,7 @@ func (s *Store) consume(ctx context.Context, name, id string, now time.Time, op 
 // its delete freed, from the moment the delete locked it. PostgreSQL
 // breaks such a cycle after deadlock_timeout and the batch is retried
 // (s.retry).
-func (s *Store) consumeCombined(ctx context.Context, _ string, ops []consumerOp) ([]consumerRes, error) {
+func (s *Store) consumeCombined(ctx context.Context, _ batchKey, ops []consumerOp) ([]consumerRes, error) {
 	out := make([]consumerRes, len(ops))
 	// One deletion per KeepExpired value (the service gives a queue one).
 	var dels [2]*stores.MessageDeleteParams

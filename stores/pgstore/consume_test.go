@@ -64,7 +64,7 @@ func TestDeletesGoBeforeClaimsInABatch(t *testing.T) {
 	}
 	first := claimed(t, claimOne(t, s, q))
 
-	res, err := s.consumeCombined(ctx, "", []consumerOp{claimOp(q, "t2"),
+	res, err := s.consumeCombined(ctx, batchKey{}, []consumerOp{claimOp(q, "t2"),
 		deleteOp(q, stores.Receipt{MessageID: first.ID, Token: first.Token})})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +92,7 @@ func TestBatchedDeletesGetTheirOwnOutcomes(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := claimed(t, claimOne(t, s, q)), claimed(t, claimOne(t, s, q))
-	res, err := s.consumeCombined(ctx, "", []consumerOp{
+	res, err := s.consumeCombined(ctx, batchKey{}, []consumerOp{
 		deleteOp(q, stores.Receipt{MessageID: a.ID, Token: a.Token}),
 		claimOp(q, "tc"),
 		deleteOp(q, stores.Receipt{MessageID: b.ID, Token: "forged"}, stores.Receipt{MessageID: "m-none", Token: "x"}),
@@ -118,7 +118,7 @@ func TestBatchedDeletesGetTheirOwnOutcomes(t *testing.T) {
 	if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
 		t.Fatal(err)
 	}
-	res, err = s.consumeCombined(ctx, "", []consumerOp{deleteOp(q, stores.Receipt{MessageID: a.ID, Token: a.Token}), claimOp(q, "td")})
+	res, err = s.consumeCombined(ctx, batchKey{}, []consumerOp{deleteOp(q, stores.Receipt{MessageID: a.ID, Token: a.Token}), claimOp(q, "td")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestConsumersShareTransactions(t *testing.T) {
 	// Every tenth batch waits, so that the calls behind it queue up.
 	var batches, mixed atomic.Int64
 	run := s.consumers.run
-	s.consumers.run = func(ctx context.Context, key string, ops []consumerOp) ([]consumerRes, error) {
+	s.consumers.run = func(ctx context.Context, key batchKey, ops []consumerOp) ([]consumerRes, error) {
 		if batches.Add(1)%10 == 0 {
 			time.Sleep(20 * time.Millisecond)
 		}

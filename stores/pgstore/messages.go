@@ -248,12 +248,20 @@ const (
 	maxCombinedConsumed = 100
 )
 
-func combineKey(name, id string, flag int64, now time.Time) string {
-	var t int64
+// batchKey is what the calls of one batch share: the queue's name and
+// incarnation, a flag (a send's dedup window) and the clock.
+type batchKey struct {
+	name, id string
+	flag     int64
+	now      int64 // UnixNano; 0 for the database's clock
+}
+
+func combineKey(name, id string, flag int64, now time.Time) batchKey {
+	k := batchKey{name: name, id: id, flag: flag}
 	if !now.IsZero() {
-		t = now.UnixNano()
+		k.now = now.UnixNano()
 	}
-	return fmt.Sprintf("%s\x00%s\x00%d\x00%d", name, id, flag, t)
+	return k
 }
 
 func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
@@ -272,7 +280,7 @@ func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*
 // sendCombined sends the messages of several sends (to one queue
 // incarnation, with one dedup window and clock) in one transaction, in
 // order: a later send's duplicate of an earlier one's dedup id echoes it.
-func (s *Store) sendCombined(ctx context.Context, _ string, reqs []*stores.MessageSendParams) ([]*stores.MessageSendResult, error) {
+func (s *Store) sendCombined(ctx context.Context, _ batchKey, reqs []*stores.MessageSendParams) ([]*stores.MessageSendResult, error) {
 	all := *reqs[0]
 	if len(reqs) > 1 {
 		all.Messages = nil

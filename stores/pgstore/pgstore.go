@@ -83,8 +83,8 @@ type Store struct {
 
 	// Concurrent sends, deletes and fast claims on one queue share
 	// transactions: see combiner.
-	sends     *combiner[*stores.MessageSendParams, *stores.MessageSendResult]
-	consumers *combiner[consumerOp, consumerRes] // deletes and fast claims: consumeCombined
+	sends     *combiner[batchKey, *stores.MessageSendParams, *stores.MessageSendResult]
+	consumers *combiner[batchKey, consumerOp, consumerRes] // deletes and fast claims: consumeCombined
 
 	stopBackground context.CancelFunc
 
