@@ -210,6 +210,9 @@ func (h *Hub) Publish(ctx context.Context, events ...Event) {
 	if h.transport == nil {
 		return
 	}
+	if q, ok := h.transport.(Quieter); ok && q.Quiet() {
+		return
+	}
 	h.pubMu.Lock()
 	if h.pending == nil {
 		h.pending = newBatch()

@@ -240,3 +240,37 @@ func TestLoopback(t *testing.T) {
 		t.Fatal("a's own event did not count locally")
 	}
 }
+
+// quietTransport is a slowTransport that says whether anyone would hear.
+type quietTransport struct {
+	slowTransport
+	quiet atomic.Bool
+}
+
+func (q *quietTransport) Quiet() bool { return q.quiet.Load() }
+
+// While the transport is quiet, a publish wakes the local waiters and
+// hands the transport nothing; once it is not, the transport gets events
+// again.
+func TestQuietTransportIsSkipped(t *testing.T) {
+	tr := &quietTransport{}
+	tr.quiet.Store(true)
+	h := NewHub(HubOptions{Transport: tr})
+	defer h.Close()
+	ch, cancel := h.Subscribe("q")
+	defer cancel()
+	h.Publish(context.Background(), Event{Queue: "q", Count: 1})
+	select {
+	case <-ch:
+	default:
+		t.Fatal("the local waiter was not woken")
+	}
+	if n := len(tr.batches); n != 0 {
+		t.Fatalf("a quiet transport got %d publishes", n)
+	}
+	tr.quiet.Store(false)
+	h.Publish(context.Background(), Event{Queue: "q", Count: 1})
+	if n := len(tr.batches); n != 1 {
+		t.Fatalf("the transport got %d publishes once no longer quiet, want 1", n)
+	}
+}

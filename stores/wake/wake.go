@@ -44,6 +44,14 @@ type Transport interface {
 	Close() error
 }
 
+// A Quieter is a Transport that can tell, without a round trip, that no
+// other instance would hear what it published now; the Hub then skips the
+// publish and its bookkeeping. Quiet must turn false once what it knows is
+// stale, so that a publish looks again.
+type Quieter interface {
+	Quiet() bool
+}
+
 // Receiver is what a Transport delivers to: the Hub.
 type Receiver interface {
 	Deliver(events []Event)

@@ -71,11 +71,17 @@ type Transport struct {
 	log      *slog.Logger
 
 	listenerPID atomic.Uint32 // the backend of this instance's listening connection, 0 while none
-	lookedAt    time.Time     // when Publish last looked for other listeners
-	others      bool          // what it found
+	// What Publish last found (Quiet reads it concurrently): when it
+	// looked for other listeners (UnixNano, 0 before it did) and whether
+	// any listened.
+	lookedAt atomic.Int64
+	others   atomic.Bool
 }
 
-var _ wake.Transport = (*Transport)(nil)
+var (
+	_ wake.Transport = (*Transport)(nil)
+	_ wake.Quieter   = (*Transport)(nil)
+)
 
 // Open connects to the database named by dsn (a pgx connection string).
 func Open(ctx context.Context, dsn string, opts Options) (*Transport, error) {
@@ -136,8 +142,8 @@ const othersListenSQL = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 // othersListen reports whether another instance may be listening,
 // looking again when what it knows is older than lookEvery.
 func (t *Transport) othersListen(ctx context.Context) bool {
-	if !t.lookedAt.IsZero() && time.Since(t.lookedAt) < lookEvery {
-		return t.others
+	if t.fresh() {
+		return t.others.Load()
 	}
 	start := time.Now()
 	var others bool
@@ -146,9 +152,21 @@ func (t *Transport) othersListen(ctx context.Context) bool {
 	if err != nil {
 		return true // unknown: notify, as if someone listened
 	}
-	t.lookedAt, t.others = start, others
+	t.others.Store(others)
+	t.lookedAt.Store(start.UnixNano())
 	return others
 }
+
+// fresh reports whether the last look for other listeners is younger than
+// lookEvery.
+func (t *Transport) fresh() bool {
+	at := t.lookedAt.Load()
+	return at != 0 && time.Since(time.Unix(0, at)) < lookEvery
+}
+
+// Quiet implements wake.Quieter: no other listener, as of a look younger
+// than lookEvery.
+func (t *Transport) Quiet() bool { return t.fresh() && !t.others.Load() }
 
 func (t *Transport) listenStatement() string {
 	return "LISTEN " + pgx.Identifier{t.channel}.Sanitize()
