@@ -153,9 +153,9 @@ func TestDiskFull(t *testing.T) {
 func diskFull(t *testing.T, watch bool) {
 	disk := smallDisk(t, 4<<20)
 	smallReserve(t)
-	old := watchFree
-	watchFree = watch
-	defer func() { watchFree = old }()
+	old, oldEvery := watchFree, checkEvery
+	watchFree, checkEvery = watch, 0
+	defer func() { watchFree, checkEvery = old, oldEvery }()
 	dir := filepath.Join(disk, "data")
 	s := open(t, dir)
 	defer func() { s.Close() }()

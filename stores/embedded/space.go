@@ -16,8 +16,8 @@ import (
 
 // A full disk.
 //
-// The store watches the file system's free space (freeBytes) before every
-// commit: when fewer than reserveSize bytes are free, it degrades (below)
+// The store watches the file system's free space (freeBytes) before its
+// commits (every checkEvery at most): when fewer than reserveSize bytes are free, it degrades (below)
 // before a commit has to fail. A disk that fills faster than that, or
 // whose free space cannot be read, is caught by the failing commit.
 //
@@ -61,6 +61,10 @@ var watchFree = true
 // probeInterval is how often a store on a full disk checks for space.
 var probeInterval = time.Second
 
+// checkEvery is how often, at most, the committer reads the free space
+// (tests that watch it fill set 0).
+var checkEvery = 10 * time.Millisecond
+
 var reserveKey = []byte("reserve")
 
 // space is the store's view of its disk.
@@ -71,6 +75,8 @@ type space struct {
 	// full holds, while the disk is full, the error sends get. It is read
 	// by every send, without waiting for mu.
 	full atomic.Pointer[error]
+
+	checked time.Time // when check last read the free space (the committer's)
 
 	mu      sync.Mutex
 	held    bool // the reserve is in the database
@@ -102,11 +108,19 @@ func (s *space) start() {
 }
 
 // check degrades the store when the file system has fewer than
-// reserveSize bytes free. It is called before every commit.
+// reserveSize bytes free. It is called before every commit and looks at
+// most every checkEvery: a few microseconds each, under a load of
+// thousands of commits a second, for a reserve that a commit of ordinary
+// size cannot eat within checkEvery.
 func (s *space) check() {
 	if !watchFree || s.full.Load() != nil {
 		return
 	}
+	now := time.Now()
+	if now.Sub(s.checked) < checkEvery {
+		return
+	}
+	s.checked = now
 	if free, ok := freeBytes(s.dir); ok && free < int64(reserveSize) {
 		s.enterFull(fmt.Errorf("%d bytes free", free))
 	}
