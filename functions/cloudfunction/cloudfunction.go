@@ -31,6 +31,7 @@ import (
 	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/functions/app"
 	"github.com/sluicehq/sluice/functions/httpapi"
+	"github.com/sluicehq/sluice/internal/gcfloor"
 	"github.com/sluicehq/sluice/stores/registry"
 )
 
@@ -146,6 +147,7 @@ func (in *Instance) handler() http.Handler {
 // Options.Logs when there is no configuration.
 func (in *Instance) build() (*app.App, *slog.Logger, error) {
 	start := time.Now()
+	gcfloor.Start(gcfloor.Default) // a small live heap is not collected ten times a second
 	cfg, err := in.opts.Config()
 	if err != nil {
 		return nil, slog.New(slog.NewTextHandler(in.opts.Logs, nil)), err

@@ -23,6 +23,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions/app"
 	"github.com/sluicehq/sluice/functions/lambdahttp"
+	"github.com/sluicehq/sluice/internal/gcfloor"
 	"github.com/sluicehq/sluice/internal/sysmon"
 	"github.com/sluicehq/sluice/stores/registry"
 )
@@ -35,6 +36,7 @@ func main() {
 	if err := sysmon.Steady(); err != nil {
 		fmt.Fprintln(os.Stderr, "sluice-lambda: running with the runtime's default sysmon:", err)
 	}
+	gcfloor.Start(gcfloor.Default) // a small live heap is not collected ten times a second
 	cfg, err := configFromEnv(os.LookupEnv)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sluice-lambda:", err)

@@ -28,6 +28,7 @@ import (
 
 	"github.com/sluicehq/sluice/functions/app"
 	"github.com/sluicehq/sluice/functions/httpapi"
+	"github.com/sluicehq/sluice/internal/gcfloor"
 	"github.com/sluicehq/sluice/internal/sysmon"
 	"github.com/sluicehq/sluice/stores/registry"
 	"github.com/sluicehq/sluice/stores/wake"
@@ -42,6 +43,7 @@ func main() {
 		if err := sysmon.Steady(); err != nil {
 			fmt.Fprintln(os.Stderr, "sluice: running with the runtime's default sysmon:", err)
 		}
+		gcfloor.Start(gcfloor.Default) // a small live heap is not collected ten times a second
 	}
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
