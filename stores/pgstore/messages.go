@@ -953,9 +953,9 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 		dests := map[string]*queueRow{} // by name; nil: no such queue
 		lastSeq := int64(-1 << 63)
 		for res.Moved < p.Max {
-			rows, err := t.Query(ctx, `SELECT message_id, seq, dead_letter_source FROM messages
-				WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3 AND seq > $4
-				ORDER BY seq LIMIT $5 FOR UPDATE SKIP LOCKED`, src.id, t.now, after, lastSeq, p.Max-res.Moved)
+			// In order, on any statistics: see migration 16.
+			rows, err := t.Query(ctx, `SELECT * FROM sluice_move_candidates($1, $2, $3, $4, $5)`,
+				src.id, t.now, after, lastSeq, p.Max-res.Moved)
 			if err != nil {
 				return err
 			}

@@ -26,6 +26,7 @@ var landedMigrations = map[int]string{
 	13: "dbf9c432d75db150037146d7fca486c5ac5d2aae00b5f00faf81bd153bbe41f8",
 	14: "cf2d89d24155af657507e64dea7b8ce64f7105d683b7029c653513922b5cda9c",
 	15: "0ff8999b19a509a295aec13ece29e12a579f1a5f93add3a331c3272d410a907c",
+	16: "d43fcb858eb23880a0fb87e4d1af19d32713895e68330311d51fa3eee22870c2",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {

@@ -280,8 +280,8 @@ func (a *audited) check(t *testing.T) {
 	for _, plan := range plans {
 		if frontWalk.MatchString(plan) {
 			// Known, and left: the retention probes (once a second per
-			// queue and instance) and a message move's walk (an operator's
-			// task) start at the queue's front and step over the dead index
+			// queue and instance) and a message move's last check (an
+			// operator's task) start at the queue's front and step over the dead index
 			// entries there; the first scan to meet a dead entry marks it,
 			// so each costs one heap visit once. Standard sends do not
 			// commit in sequence order, so no lower bound on the oldest
@@ -346,5 +346,7 @@ func scanBuffers(plan string) int {
 // frontWalk matches the walks that start at a queue's front: the
 // in-passing retention probe of a Standard queue (sweepExpired), a FIFO
 // queue's retention sweep (sluice_fifo_sweep: its probe and its walk) and
-// a message move's batch and its check that nothing is left (MessageMove).
-var frontWalk = regexp.MustCompile(`Query Text: SELECT (sent_at FROM messages WHERE queue_id = \$1 AND seq > 0 ORDER BY seq LIMIT 1|1 FROM \(SELECT sent_at FROM messages WHERE queue_id = p_queue AND seq > 0\s+ORDER BY seq LIMIT 1\)|DISTINCT d.group_id FROM \(\s+SELECT group_id, sent_at FROM messages WHERE queue_id = p_queue AND seq > 0\s+ORDER BY seq LIMIT p_limit\)|message_id, seq, dead_letter_source FROM messages|NOT EXISTS \(SELECT 1 FROM messages WHERE queue_id = \$1 AND seq > 0 AND visible_at)`)
+// a message move's check that nothing is left (MessageMove). A move's
+// batch (sluice_move_candidates) is audited: planned on tiny tables, it
+// once sorted the whole backlog for every step.
+var frontWalk = regexp.MustCompile(`Query Text: SELECT (sent_at FROM messages WHERE queue_id = \$1 AND seq > 0 ORDER BY seq LIMIT 1|1 FROM \(SELECT sent_at FROM messages WHERE queue_id = p_queue AND seq > 0\s+ORDER BY seq LIMIT 1\)|DISTINCT d.group_id FROM \(\s+SELECT group_id, sent_at FROM messages WHERE queue_id = p_queue AND seq > 0\s+ORDER BY seq LIMIT p_limit\)|NOT EXISTS \(SELECT 1 FROM messages WHERE queue_id = \$1 AND seq > 0 AND visible_at)`)
