@@ -17,8 +17,8 @@ import (
 // A full disk.
 //
 // The store watches the file system's free space (freeBytes) before its
-// commits (every checkEvery at most): when fewer than reserveSize bytes are free, it degrades (below)
-// before a commit has to fail. A disk that fills faster than that, or
+// commits (every checkEvery at most): when fewer than reserveSize bytes
+// are free, it degrades (below) before a commit has to fail. A disk that fills faster than that, or
 // whose free space cannot be read, is caught by the failing commit.
 //
 // Commits go to the journal (journal.go), which needs no new space once its

@@ -72,8 +72,9 @@ type Transport struct {
 
 	listenerPID atomic.Uint32 // the backend of this instance's listening connection, 0 while none
 	// What Publish last found (Quiet reads it concurrently): when it
-	// looked for other listeners (UnixNano, 0 before it did) and whether
-	// any listened.
+	// looked for other listeners (on the monotonic clock: nanoseconds
+	// since opened, 0 before it looked) and whether any listened.
+	opened   time.Time
 	lookedAt atomic.Int64
 	others   atomic.Bool
 }
@@ -106,7 +107,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Transport, error) {
 	listen := cfg.ConnConfig.Copy()
 	listen.RuntimeParams["application_name"] = listenerName(opts.Channel)
 	return &Transport{pool: pool, conn: listen, channel: opts.Channel,
-		instance: hex.EncodeToString(b), log: opts.Logger}, nil
+		instance: hex.EncodeToString(b), log: opts.Logger, opened: time.Now()}, nil
 }
 
 // listenerName is the application_name of a listening connection on the
@@ -153,7 +154,7 @@ func (t *Transport) othersListen(ctx context.Context) bool {
 		return true // unknown: notify, as if someone listened
 	}
 	t.others.Store(others)
-	t.lookedAt.Store(start.UnixNano())
+	t.lookedAt.Store(max(int64(start.Sub(t.opened)), 1))
 	return others
 }
 
@@ -161,7 +162,7 @@ func (t *Transport) othersListen(ctx context.Context) bool {
 // lookEvery.
 func (t *Transport) fresh() bool {
 	at := t.lookedAt.Load()
-	return at != 0 && time.Since(time.Unix(0, at)) < lookEvery
+	return at != 0 && time.Since(t.opened)-time.Duration(at) < lookEvery
 }
 
 // Quiet implements wake.Quieter: no other listener, as of a look younger
