@@ -174,6 +174,56 @@ var fifoReceiveSQL = `WITH ` + queueNowSQL + `, c AS (
 	UNION ALL
 	` + nothingReceivedSQL("c", "sluice_fifo_next")
 
+// fifoReceiveOneSQL is the one-statement FIFO claim of a single message
+// ($4 is 1) when no sweep is due, without a PL/pgSQL function in the common case:
+// it takes the first group by avail_at and head_seq as sluice_fifo_claim's
+// loop does (walking fifo_groups_avail, locking as it goes, skipping rows
+// other claims hold), claims the group's head if it is visible, and puts
+// the group in flight, all in one statement. The group's lock re-checks a
+// row changed since the snapshot against avail_at, and every change to a
+// group's messages holds that lock, so the run read on the snapshot is the
+// group's run (the function reads it afresh after the lock instead). When
+// the group it locked yields nothing (its avail_at was early, or its head
+// is past retention), sluice_fifo_claim runs in the same statement, and
+// takes that group (this transaction holds its lock) first: it puts the
+// row right and goes on to the next group. The claim itself is the
+// function's (0011); the two are changed together.
+var fifoReceiveOneSQL = `WITH ` + queueNowSQL + `, g AS (
+		SELECT f.group_id, f.head_seq FROM fifo_groups f
+		WHERE f.queue_id = $1 AND f.avail_at < 'infinity' AND f.avail_at <= coalesce($2::timestamptz, now())
+		  AND EXISTS (SELECT 1 FROM q)
+		ORDER BY f.avail_at, f.head_seq
+		LIMIT 1
+		FOR NO KEY UPDATE SKIP LOCKED
+	), head AS (
+		SELECT m.ctid FROM messages m
+		WHERE m.queue_id = $1 AND m.group_id = (SELECT group_id FROM g) AND m.group_id > ''
+		  AND m.seq >= (SELECT head_seq FROM g) AND m.sent_at > (SELECT after FROM q)
+		ORDER BY m.seq
+		LIMIT $4::integer
+	), upd AS (
+		UPDATE messages m SET receive_count = m.receive_count + 1,
+			first_received_at = coalesce(m.first_received_at, q.now),
+			visible_at = ` + receiveUntilSQL + `, token = $6
+		FROM head, q
+		WHERE m.ctid = head.ctid AND m.visible_at <= q.now
+		RETURNING ` + msgCols + `
+	), inflight AS (
+		UPDATE fifo_groups f SET avail_at = ` + receiveUntilSQL + `
+		WHERE f.queue_id = $1 AND f.group_id = (SELECT group_id FROM g) AND EXISTS (SELECT 1 FROM upd)
+	), c AS (
+		SELECT c.* FROM q, sluice_fifo_claim(q.id, q.now, q.after, $4, ` + receiveUntilSQL + `, $6,
+			2147483647, '{}', false) c
+		WHERE EXISTS (SELECT 1 FROM g) AND NOT EXISTS (SELECT 1 FROM upd)
+	), got AS (
+		SELECT 1 FROM upd UNION ALL SELECT 1 FROM c
+	)
+	SELECT false, ` + msgCols + `, 1::float8, seq, NULL::timestamptz, false FROM upd
+	UNION ALL
+	SELECT c.*, NULL::timestamptz, false FROM c
+	UNION ALL
+	` + nothingReceivedSQL("got", "sluice_fifo_next")
+
 // standardReceiveSQL is the one-statement Standard claim: standardClaim,
 // with nothing to redrive ($7 MaxInt32) and none taken before ($8).
 var standardReceiveSQL = `WITH ` + queueNowSQL + `, ` +
@@ -220,6 +270,9 @@ type fastClaimReq struct {
 func claimStatement(r fastClaimReq) (string, []any) {
 	p := r.p
 	args := []any{p.QueueID, nowArg(p.Now), p.QueueName, p.Max, micros(max(p.VisibilityTimeout, 0)), p.Token}
+	if r.fifo && p.Max == 1 && !r.sweep {
+		return fifoReceiveOneSQL, args
+	}
 	if r.fifo {
 		return fifoReceiveSQL, append(args, r.sweep)
 	}

@@ -60,3 +60,62 @@ func TestExpiredHeadSkippedByAClaimIsStillSwept(t *testing.T) {
 		t.Error("the message past retention is still stored after Maintain")
 	}
 }
+
+// A single-message FIFO claim takes the first group by avail_at in one
+// statement; when that group yields nothing (its row's avail_at is earlier
+// than its head's visibility, which a row may be), the same statement goes
+// on as sluice_fifo_claim does: the row is put right and the next group's
+// head is claimed.
+func TestOneMessageClaimGoesOnPastAGroupWithAnEarlyRow(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	q := createQueue(t, s, randomName("early")+".fifo", true)
+	send := func(m stores.NewMessage) {
+		t.Helper()
+		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+			Messages: []stores.NewMessage{m}, DedupWindow: 5 * time.Minute}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// As if this instance had just swept: the claims take the one statement.
+	v, _ := s.lastSweep.LoadOrStore(q.Name+"\x00"+q.ID, new(atomic.Int64))
+	v.(*atomic.Int64).Store(time.Now().UnixNano())
+	a, b := newMsg("a", "ga", randomName("d")), newMsg("b", "gb", randomName("d"))
+	send(a)
+	if got := claimOne(t, s, q); len(got) != 1 || got[0].ID != a.ID {
+		t.Fatalf("first claim: %+v, want a", got)
+	}
+	inflightRows(t, s, q, 1) // the claim put ga in flight
+	send(b)
+	// ga's head is in flight for an hour; its row says it is receivable,
+	// and before gb's.
+	if _, err := s.pool.Exec(ctx, `UPDATE fifo_groups SET avail_at = '-infinity' WHERE queue_id = $1 AND group_id = 'ga'`,
+		q.ID); err != nil {
+		t.Fatal(err)
+	}
+	got := claimOne(t, s, q)
+	if len(got) != 1 || got[0].ID != b.ID {
+		t.Fatalf("claim past the early row: %+v, want b", got)
+	}
+	// Both rows now say when their heads come back: ga's put right by the
+	// function, gb's put in flight by its claim.
+	inflightRows(t, s, q, 2)
+	if got := claimOne(t, s, q); len(got) != 0 {
+		t.Errorf("claim with both heads in flight: %+v, want none", got)
+	}
+}
+
+// inflightRows checks that want of q's group rows have avail_at at their
+// in-flight head's visibility.
+func inflightRows(t *testing.T, s *Store, q *stores.Queue, want int) {
+	t.Helper()
+	var n int
+	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM fifo_groups f
+		JOIN messages m ON m.queue_id = f.queue_id AND m.seq = f.head_seq
+		WHERE f.queue_id = $1 AND f.avail_at = m.visible_at AND m.visible_at > now()`, q.ID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != want {
+		t.Errorf("%d group rows have their in-flight head's visibility as avail_at, want %d", n, want)
+	}
+}

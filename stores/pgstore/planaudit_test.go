@@ -260,6 +260,12 @@ func hotOperations(t *testing.T, s *Store, std, fifo *stores.Queue) {
 				t.Fatalf("move %s → %s: %+v, %v", mv.FromName, mv.ToName, res, err)
 			}
 		}
+		// One message, no sweep due (the first claim swept): FIFO's
+		// single-group statement.
+		if one, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
+			VisibilityTimeout: time.Minute, Token: randomName("t")}); err != nil || len(one.Messages) != 1 {
+			t.Fatalf("claim of one: %+v, %v", one, err)
+		}
 	}
 }
 
