@@ -234,7 +234,7 @@ func (s *Store) sendTarget(ctx context.Context, name, id string) (string, bool, 
 	if err != nil {
 		return "", false, err
 	}
-	s.fifoByID.Store(qid, fifo)
+	s.noteFIFO(qid, fifo)
 	return qid, fifo, nil
 }
 
@@ -308,9 +308,12 @@ type encodedAttrs struct{ attrs, sys []byte }
 // parallel arrays in the send statements' parameter order ($4 to $14).
 func messageArrays(p *stores.MessageSendParams, enc []encodedAttrs, sent []int) []any {
 	n := len(sent)
-	ids, groups, dedups, bodies := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	attrs, sys := make([][]byte, n), make([][]byte, n)
-	md5b, md5a, md5s, senders := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	// The eight text columns share one allocation, the two bytea ones another.
+	strs, blobs := make([]string, 8*n), make([][]byte, 2*n)
+	col := func(i int) []string { return strs[i*n : (i+1)*n : (i+1)*n] }
+	ids, groups, dedups, bodies := col(0), col(1), col(2), col(3)
+	md5b, md5a, md5s, senders := col(4), col(5), col(6), col(7)
+	attrs, sys := blobs[:n:n], blobs[n:]
 	delays := make([]int64, n)
 	for k, i := range sent {
 		m := &p.Messages[i]
@@ -666,7 +669,7 @@ func (d *deletion) queueFreeing(s *Store, b *pgx.Batch, rest []int) {
 			return nil
 		}
 		if p.QueueID != "" {
-			s.fifoByID.Store(p.QueueID, *fifo)
+			s.noteFIFO(p.QueueID, *fifo)
 		}
 		d.freed, d.deleted[1] = 0, 0
 		if n != nil {

@@ -249,6 +249,15 @@ func (s *Store) run(ctx context.Context, fn func(t *txn) error) error {
 	}
 }
 
+// noteFIFO caches whether incarnation queueID is FIFO. A store into the
+// map allocates, and hot paths note it on every call: only a missing
+// entry is written (an incarnation's kind never changes).
+func (s *Store) noteFIFO(queueID string, fifo bool) {
+	if _, ok := s.fifoByID.Load(queueID); !ok {
+		s.fifoByID.Store(queueID, fifo)
+	}
+}
+
 func (s *Store) fifoOf(queueID string) (fifo, ok bool) {
 	v, ok := s.fifoByID.Load(queueID)
 	if !ok {
@@ -387,7 +396,7 @@ func (t *txn) queue(ctx context.Context, name, id string, now time.Time, mode lo
 	if t.now.IsZero() {
 		t.now = dbNow.Truncate(time.Microsecond)
 	}
-	t.s.fifoByID.Store(q.id, q.fifo)
+	t.s.noteFIFO(q.id, q.fifo)
 	if id != "" && id != q.id {
 		return nil, stores.ErrQueueNotFound
 	}

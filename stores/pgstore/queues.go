@@ -96,7 +96,7 @@ func (s *Store) QueueCreate(ctx context.Context, p *stores.QueueCreateParams) (*
 	if err != nil {
 		return nil, err
 	}
-	s.fifoByID.Store(res.Queue.ID, res.Queue.FIFO)
+	s.noteFIFO(res.Queue.ID, res.Queue.FIFO)
 	return res, nil
 }
 
@@ -108,7 +108,7 @@ func (s *Store) QueueGet(ctx context.Context, p *stores.QueueGetParams) (*stores
 	if err != nil {
 		return nil, err
 	}
-	s.fifoByID.Store(q.ID, q.FIFO)
+	s.noteFIFO(q.ID, q.FIFO)
 	return q, nil
 }
 
