@@ -29,6 +29,17 @@ import (
 // candidate is to be redriven, the message, and its order in the result.
 const claimRowCols = `redrive, ` + msgCols + `, ord1, ord2`
 
+// claimSet is what a claim writes to a message it hands out (the update
+// of sluice_fifo_claim, in the migrations, is the same): one more receive,
+// the first receive's time if it is the first, invisible until the
+// deadline, and the delivery's token ($6). now and until are SQL
+// expressions.
+func claimSet(now, until string) string {
+	return `receive_count = m.receive_count + 1,
+			first_received_at = coalesce(m.first_received_at, ` + now + `),
+			visible_at = ` + until + `, token = $6`
+}
+
 // standardClaim is the Standard claim, as the statements' first common
 // table expressions (cand, upd) with the claim's clock (now), retention
 // cutoff (after) and visibility deadline (until) given as SQL expressions,
@@ -53,9 +64,7 @@ func standardClaim(now, after, until string) string {
 		LIMIT $4
 		FOR UPDATE SKIP LOCKED
 	), upd AS (
-		UPDATE messages m SET receive_count = m.receive_count + 1,
-			first_received_at = coalesce(m.first_received_at, ` + now + `),
-			visible_at = ` + until + `, token = $6
+		UPDATE messages m SET ` + claimSet(now, until) + `
 		FROM cand
 		WHERE m.ctid = cand.ctid AND cand.receive_count < $7
 		RETURNING m.*, 0::float8 AS ord1, m.seq AS ord2
@@ -183,11 +192,12 @@ var fifoReceiveSQL = `WITH ` + queueNowSQL + `, c AS (
 // row changed since the snapshot against avail_at, and every change to a
 // group's messages holds that lock, so the run read on the snapshot is the
 // group's run (the function reads it afresh after the lock instead). When
-// the group it locked yields nothing (its avail_at was early, or its head
-// is past retention), sluice_fifo_claim runs in the same statement, and
-// takes that group (this transaction holds its lock) first: it puts the
-// row right and goes on to the next group. The claim itself is the
-// function's (0011); the two are changed together.
+// the group it locked yields nothing (its avail_at was early, or no
+// message within retention is visible at its front), sluice_fifo_claim
+// runs in the same statement and takes that group first (this transaction
+// holds its lock): it puts the row right and goes on to the next group.
+// The message's update is claimSet; the group's (avail_at to the deadline,
+// head_seq kept) is the function's, and the two change together.
 var fifoReceiveOneSQL = `WITH ` + queueNowSQL + `, g AS (
 		SELECT f.group_id, f.head_seq FROM fifo_groups f
 		WHERE f.queue_id = $1 AND f.avail_at < 'infinity' AND f.avail_at <= coalesce($2::timestamptz, now())
@@ -202,9 +212,7 @@ var fifoReceiveOneSQL = `WITH ` + queueNowSQL + `, g AS (
 		ORDER BY m.seq
 		LIMIT $4::integer
 	), upd AS (
-		UPDATE messages m SET receive_count = m.receive_count + 1,
-			first_received_at = coalesce(m.first_received_at, q.now),
-			visible_at = ` + receiveUntilSQL + `, token = $6
+		UPDATE messages m SET ` + claimSet("q.now", receiveUntilSQL) + `
 		FROM head, q
 		WHERE m.ctid = head.ctid AND m.visible_at <= q.now
 		RETURNING ` + msgCols + `
