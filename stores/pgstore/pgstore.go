@@ -231,22 +231,7 @@ type txn struct {
 // run executes fn in a transaction, retrying on serialization failures and
 // deadlocks. fn must reset whatever results it builds on each call.
 func (s *Store) run(ctx context.Context, fn func(t *txn) error) error {
-	var err error
-	for attempt := 0; ; attempt++ {
-		if err = s.runOnce(ctx, fn); err == nil {
-			return nil
-		}
-		if !retryable(err) || attempt >= s.retries || ctx.Err() != nil {
-			return err
-		}
-		d := time.Duration(1<<min(attempt, 6)) * time.Millisecond
-		d += time.Duration(rand.Int64N(int64(d)))
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return s.retry(ctx, func() error { return s.runOnce(ctx, fn) })
 }
 
 // noteFIFO caches whether incarnation queueID is FIFO. A store into the
@@ -266,13 +251,21 @@ func (s *Store) fifoOf(queueID string) (fifo, ok bool) {
 	return v.(bool), true
 }
 
-// retry runs fn, an operation of one statement (its own transaction),
-// again on serialization failures and deadlocks, like run.
+// retry runs fn, an operation of one statement (its own transaction) or a
+// whole transaction (run), again on serialization failures and deadlocks,
+// after a short random wait, and once the group rows are rebuilt when
+// PostgreSQL had emptied them (rebuildGroups).
 func (s *Store) retry(ctx context.Context, fn func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := fn()
 		if err == nil || !retryable(err) || attempt >= s.retries || ctx.Err() != nil {
 			return err
+		}
+		if groupsEmptied(err) {
+			if err := s.rebuildGroups(ctx); err != nil {
+				return err
+			}
+			continue
 		}
 		d := time.Duration(1<<min(attempt, 6)) * time.Millisecond
 		d += time.Duration(rand.Int64N(int64(d)))
@@ -282,6 +275,22 @@ func (s *Store) retry(ctx context.Context, fn func() error) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// rebuildGroups makes fifo_groups whole again from the messages (migration
+// 19 says why it can be empty), once: concurrent callers wait for the one
+// that does it.
+func (s *Store) rebuildGroups(ctx context.Context) error {
+	start := time.Now()
+	var made int64
+	if err := s.pool.QueryRow(ctx, "SELECT sluice_fifo_groups_rebuild()").Scan(&made); err != nil {
+		return fmt.Errorf("pgstore: rebuilding fifo_groups: %w", err)
+	}
+	if made >= 0 {
+		s.log.Warn("pgstore: PostgreSQL had emptied fifo_groups (crash recovery or promotion); rebuilt it from the messages",
+			"groups", made, "took", time.Since(start))
+	}
+	return nil
 }
 
 func (s *Store) runOnce(ctx context.Context, fn func(t *txn) error) (err error) {
@@ -305,13 +314,23 @@ func (s *Store) runOnce(ctx context.Context, fn func(t *txn) error) (err error) 
 // concurrency (a serialization failure, a deadlock), or a FIFO send whose
 // plain insert of a group's first row met a row that group upkeep wrote
 // meanwhile (see sendFIFOSQL): run again, each sees what the other did.
+// Or one that found fifo_groups emptied (groupsEmptied).
 func retryable(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		return pe.Code == "40001" || pe.Code == "40P01" ||
-			(pe.Code == "23505" && pe.ConstraintName == "fifo_groups_pkey")
+			(pe.Code == "23505" && pe.ConstraintName == "fifo_groups_pkey") || pe.Code == groupsEmptiedCode
 	}
 	return false
+}
+
+// groupsEmptiedCode is the SQLSTATE of an operation that needed
+// fifo_groups whole and found it emptied (sluice_fifo_groups_whole).
+const groupsEmptiedCode = "SLG01"
+
+func groupsEmptied(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == groupsEmptiedCode
 }
 
 func isLockNotAvailable(err error) bool {
