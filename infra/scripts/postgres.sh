@@ -19,6 +19,10 @@
 #                clients are disconnected) on the same port and options,
 #                waits until it accepts connections again; fails when it
 #                does not run. For tests of what survives a server restart.
+#   crash [dir]  As restart, but stops the server as a crash would
+#                (pg_ctl restart -m immediate: no shutdown checkpoint), so
+#                that it starts with crash recovery, which empties unlogged
+#                tables.
 #
 # Everything but the export lines goes to stderr. The server runs as a
 # non-root user (initdb refuses root): the current user when it is not root,
@@ -179,16 +183,18 @@ stop() {
   log "stopped and removed $dir"
 }
 
+# restart [mode]: pg_ctl's shutdown mode, fast unless given.
 restart() {
+  local mode="${1:-fast}"
   bindir="$(find_bindir)" || die "no PostgreSQL binaries"
   running || die "no running cluster in $dir"
   owner="$(stat -c %U "$dir/data")"
   local port
   port="$(cat "$dir/port")"
-  log "restarting the cluster in $dir (fast)"
+  log "restarting the cluster in $dir ($mode)"
   # Without -o, pg_ctl restart reuses the options of the last start
   # (postmaster.opts): same port, socket directory and settings.
-  run_as "$bindir/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -m fast -w -t 60 restart >&2 ||
+  run_as "$bindir/pg_ctl" -D "$dir/data" -l "$dir/postgres.log" -m "$mode" -w -t 60 restart >&2 ||
     { tail -n 30 "$dir/postgres.log" >&2 2>/dev/null || true; die "restart failed (log: $dir/postgres.log)"; }
   local i
   for i in $(seq 1 120); do
@@ -206,9 +212,10 @@ case "$cmd" in
 start) start ;;
 stop) stop ;;
 restart) restart ;;
+crash) restart immediate ;;
 status)
   bindir="$(find_bindir)" || exit 1
   running
   ;;
-*) die "usage: $0 start|stop|status|restart [dir]" ;;
+*) die "usage: $0 start|stop|status|restart|crash [dir]" ;;
 esac

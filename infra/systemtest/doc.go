@@ -29,7 +29,8 @@
 // The PostgreSQL tests need DATABASE_URL (a PostgreSQL the tests may create and drop
 // databases in); `make test-go` provides it through
 // infra/scripts/postgres.sh. Without it they skip, unless CI=true or
-// SLUICE_REQUIRE_POSTGRES=1, where they fail. TestPostgresRestart starts a
+// SLUICE_REQUIRE_POSTGRES=1, where they fail. TestPostgresRestart (a clean
+// restart and a crash) starts a
 // PostgreSQL cluster of its own with the same script, so restarting it does
 // not disturb other tests that share DATABASE_URL.
 //

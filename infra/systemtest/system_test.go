@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -218,15 +219,26 @@ func testKillServingInstance(t *testing.T, kind storeKind) {
 	}
 }
 
-// TestPostgresRestart restarts PostgreSQL (pg_ctl restart -m fast, through
-// infra/scripts/postgres.sh restart) in the middle of a mixed load on two
-// instances. Requests during the outage may fail; afterwards the same
-// processes must serve again without a restart of their own (the pool
-// reconnects) and wake each other's long polls (the LISTEN connection is
-// re-established). No acknowledged send may be lost and FIFO order must
-// hold. The test runs its own PostgreSQL cluster, so the restart disturbs
-// no other test.
+// TestPostgresRestart restarts PostgreSQL in the middle of a mixed load on
+// two instances, cleanly (pg_ctl restart -m fast) and as after a crash
+// (-m immediate: the start runs crash recovery, which empties the unlogged
+// fifo_groups, rebuilt from the messages by the first operation that needs
+// it), through infra/scripts/postgres.sh restart and crash. Requests during
+// the outage may fail; afterwards the same processes must serve again
+// without a restart of their own (the pool reconnects) and wake each
+// other's long polls (the LISTEN connection is re-established). No
+// acknowledged send may be lost and FIFO order must hold. The test runs
+// its own PostgreSQL cluster, so the restart disturbs no other test.
 func TestPostgresRestart(t *testing.T) {
+	for _, stop := range []struct{ script, how string }{
+		{"restart", "pg_ctl restart -m fast"},
+		{"crash", "pg_ctl restart -m immediate"},
+	} {
+		t.Run(stop.script, func(t *testing.T) { testPostgresRestart(t, stop.script, stop.how) })
+	}
+}
+
+func testPostgresRestart(t *testing.T, script, how string) {
 	requirePostgres(t)
 	pgURL, pgDir := privatePostgres(t)
 	db := newDatabase(t, pgURL)
@@ -255,12 +267,12 @@ func TestPostgresRestart(t *testing.T) {
 			rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer rcancel()
 			start := time.Now()
-			if _, err := runPGScript(rctx, "restart", pgDir); err != nil {
+			if _, err := runPGScript(rctx, script, pgDir); err != nil {
 				t.Errorf("restarting PostgreSQL: %v", err)
 				return
 			}
 			restartTook = time.Since(start)
-			t.Logf("PostgreSQL restarted (pg_ctl restart -m fast) in %s", restartTook.Round(time.Millisecond))
+			t.Logf("PostgreSQL restarted (%s) in %s", how, restartTook.Round(time.Millisecond))
 			// How soon does each instance answer a request that needs the
 			// database again?
 			var wg sync.WaitGroup
@@ -306,6 +318,20 @@ func TestPostgresRestart(t *testing.T) {
 		if !in.alive() || in.cmd.Process.Pid != pids[i] {
 			t.Errorf("%s is not the same running process after the restart: %v", in.name, in.waitErr)
 		}
+	}
+	// Crash recovery empties fifo_groups, and with FIFO messages stored an
+	// instance must have rebuilt it; a clean restart keeps it.
+	rebuilds := 0
+	for _, in := range c.insts {
+		b, err := os.ReadFile(in.logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rebuilds += strings.Count(string(b), "rebuilt it from the messages")
+	}
+	t.Logf("fifo_groups rebuilds logged by the instances: %d", rebuilds)
+	if want := script == "crash"; (rebuilds > 0) != want {
+		t.Errorf("the instances logged %d rebuilds of fifo_groups; want some: %v", rebuilds, want)
 	}
 	// Right after recovery (while the load went on), long polls on each
 	// instance had to be woken through NOTIFY by sends through the other
