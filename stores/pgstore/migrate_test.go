@@ -29,7 +29,7 @@ var landedMigrations = map[int]string{
 	16: "d43fcb858eb23880a0fb87e4d1af19d32713895e68330311d51fa3eee22870c2",
 	17: "a1691130ef8a1aaa41beb60ebd9bfaae709f79a7c7ac709e487d3d81e42095d4",
 	18: "779ec5aef191ac901ea13295e0a71e147b8e6e08b5316898f36a8317a9ce8a9f",
-	19: "4aed60cda62d7e5db6a6a4fdc8e3844780d71da6b09f9f04797f2fff75f04cff",
+	19: "46918c0eeff1c426b0ce328e322239b6a002c0101e4c61599290375dce1f863f",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +114,52 @@ func TestEmptiedGroupRowsAreRebuiltFromMessages(t *testing.T) {
 				t.Errorf("fifo_groups_built holds %d rows (%v), want 1", built, err)
 			}
 		})
+	}
+}
+
+// PostgreSQL cannot publish an unlogged table: where a publication names
+// fifo_groups, migration 19 leaves it logged, and its marker with it,
+// instead of failing the store's start.
+func TestPublishedGroupRowsStayLogged(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := ms[18].sql
+	i, j := strings.Index(body, "DO $do$"), strings.LastIndex(body, "$do$;")
+	if ms[18].version != 19 || i < 0 || j < i {
+		t.Fatal("migration 0019 has no DO block")
+	}
+	persistence := func() string {
+		t.Helper()
+		var got string
+		if err := s.pool.QueryRow(ctx, `SELECT string_agg(relname || ' ' || relpersistence::text, ', ' ORDER BY relname)
+			FROM pg_class WHERE relname IN ('fifo_groups', 'fifo_groups_built')
+			  AND relnamespace = current_schema()::regnamespace`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got, want := persistence(), "fifo_groups u, fifo_groups_built u"; got != want {
+		t.Fatalf("after the migrations: %s, want %s", got, want)
+	}
+	pub := randomName("sluice_test_pub_")
+	for _, sql := range []string{
+		"ALTER TABLE fifo_groups SET LOGGED",
+		"ALTER TABLE fifo_groups_built SET UNLOGGED",
+		"CREATE PUBLICATION " + pub + " FOR TABLE fifo_groups",
+	} {
+		if _, err := s.pool.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	t.Cleanup(func() { _, _ = s.pool.Exec(context.Background(), "DROP PUBLICATION IF EXISTS "+pub) })
+	if _, err := s.pool.Exec(ctx, body[i:j+len("$do$;")]); err != nil {
+		t.Fatalf("migration 0019 with a publication of fifo_groups: %v", err)
+	}
+	if got, want := persistence(), "fifo_groups p, fifo_groups_built p"; got != want {
+		t.Errorf("with a publication: %s, want %s", got, want)
 	}
 }
