@@ -262,9 +262,9 @@ const (
 // and Contended when it got nothing. Standard claims take it only when no
 // sweep is due (their sweep is in Go, in the general path). Concurrent
 // fast claims and deletes on one queue share a transaction
-// (consumeCombined).
+// (runQueueBatch).
 func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fifo, sweep bool) (*stores.MessageClaimResult, error) {
-	res, err := s.consume(ctx, p.QueueName, p.QueueID, p.Now, consumerOp{claim: fastClaimReq{p, fifo, sweep}})
+	res, err := s.inQueueBatch(ctx, p.QueueName, p.QueueID, p.Now, queueOp{claim: fastClaimReq{p, fifo, sweep}})
 	return res.claim, err
 }
 

@@ -22,8 +22,8 @@ func TestCombinedClaimsKeepEachCallersDelivery(t *testing.T) {
 	// The first batch waits, so that the callers behind it queue up and
 	// go together in the next ones.
 	var batches, combined atomic.Int64
-	run := s.consumers.run
-	s.consumers.run = func(ctx context.Context, key batchKey, reqs []consumerOp) ([]consumerRes, error) {
+	run := s.queueOps.run
+	s.queueOps.run = func(ctx context.Context, key batchKey, reqs []queueOp) ([]queueRes, error) {
 		if batches.Add(1) == 1 {
 			time.Sleep(300 * time.Millisecond)
 		}

@@ -238,14 +238,15 @@ func (s *Store) sendTarget(ctx context.Context, name, id string) (string, bool, 
 	return qid, fifo, nil
 }
 
-// Combining: see combiner. Sends combine per queue incarnation, dedup
-// window and clock, up to maxCombinedMessages messages; deletes and fast
-// claims (consumeCombined) per queue incarnation and clock, up to
-// maxCombinedConsumed receipts and messages asked for in all.
+// Combining: see combiner. FIFO sends combine per queue incarnation, dedup
+// window and clock, up to maxCombinedMessages messages; Standard sends,
+// deletes and fast claims (runQueueBatch) per queue incarnation and clock,
+// up to maxCombinedQueueOps messages sent, receipts and messages asked for
+// in all.
 const (
 	combineLimit        = 1
 	maxCombinedMessages = 50
-	maxCombinedConsumed = 100
+	maxCombinedQueueOps = 100
 )
 
 // batchKey is what the calls of one batch share: the queue's name and
@@ -265,7 +266,7 @@ func combineKey(name, id string, flag int64, now time.Time) batchKey {
 }
 
 func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
-	qid, _, err := s.sendTarget(ctx, p.QueueName, p.QueueID)
+	qid, fifo, err := s.sendTarget(ctx, p.QueueName, p.QueueID)
 	if err != nil {
 		return nil, err
 	}
@@ -274,10 +275,18 @@ func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*
 	}
 	q := *p
 	q.QueueID = qid
+	if !fifo {
+		enc, err := encodeMessages(q.Messages)
+		if err != nil {
+			return nil, err
+		}
+		res, err := s.inQueueBatch(ctx, q.QueueName, qid, q.Now, queueOp{send: &standardSend{p: &q, enc: enc}})
+		return res.send, err
+	}
 	return s.sends.do(ctx, combineKey(p.QueueName, qid, int64(p.DedupWindow), p.Now), &q, len(p.Messages))
 }
 
-// sendCombined sends the messages of several sends (to one queue
+// sendCombined sends the messages of several FIFO sends (to one queue
 // incarnation, with one dedup window and clock) in one transaction, in
 // order: a later send's duplicate of an earlier one's dedup id echoes it.
 func (s *Store) sendCombined(ctx context.Context, _ batchKey, reqs []*stores.MessageSendParams) ([]*stores.MessageSendResult, error) {
@@ -288,7 +297,7 @@ func (s *Store) sendCombined(ctx context.Context, _ batchKey, reqs []*stores.Mes
 			all.Messages = append(all.Messages, r.Messages...)
 		}
 	}
-	res, err := s.sendNow(ctx, &all)
+	res, err := s.sendFIFO(ctx, &all)
 	if err != nil {
 		return nil, err
 	}
@@ -303,6 +312,20 @@ func (s *Store) sendCombined(ctx context.Context, _ batchKey, reqs []*stores.Mes
 
 // encodedAttrs are a message's attributes and system attributes as stored.
 type encodedAttrs struct{ attrs, sys []byte }
+
+func encodeMessages(msgs []stores.NewMessage) ([]encodedAttrs, error) {
+	enc := make([]encodedAttrs, len(msgs))
+	for i := range msgs {
+		var err error
+		if enc[i].attrs, err = encodeAttrs(msgs[i].Attributes); err != nil {
+			return nil, err
+		}
+		if enc[i].sys, err = encodeAttrs(msgs[i].SystemAttributes); err != nil {
+			return nil, err
+		}
+	}
+	return enc, nil
+}
 
 // messageArrays are the columns of p's messages at the indexes sent, as
 // parallel arrays in the send statements' parameter order ($4 to $14).
@@ -325,56 +348,26 @@ func messageArrays(p *stores.MessageSendParams, enc []encodedAttrs, sent []int) 
 	return []any{ids, groups, dedups, bodies, attrs, sys, md5b, md5a, md5s, senders, delays}
 }
 
-// sendNow stores p's messages in one transaction; p.QueueID is the
-// incarnation.
-func (s *Store) sendNow(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
-	qid, fifo, err := s.sendTarget(ctx, p.QueueName, p.QueueID) // cached
+// sendFIFO stores the messages of p, a send to a FIFO queue, in one
+// transaction; p.QueueID is the incarnation.
+func (s *Store) sendFIFO(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
+	qid := p.QueueID
+	res := &stores.MessageSendResult{Results: make([]stores.SendResult, len(p.Messages))}
+	enc, err := encodeMessages(p.Messages)
 	if err != nil {
 		return nil, err
-	}
-	res := &stores.MessageSendResult{Results: make([]stores.SendResult, len(p.Messages))}
-	enc := make([]encodedAttrs, len(p.Messages))
-	for i := range p.Messages {
-		var err error
-		if enc[i].attrs, err = encodeAttrs(p.Messages[i].Attributes); err != nil {
-			return nil, err
-		}
-		if enc[i].sys, err = encodeAttrs(p.Messages[i].SystemAttributes); err != nil {
-			return nil, err
-		}
 	}
 	// The messages the statement gets (sendFIFOSQL's ord - 1), and the later
 	// messages of a dedup key that one of those has.
 	// Built once: a retry sends the same statements.
-	var sent []int
-	var echo map[int]int
-	var args []any
-	var locks []string
-	if fifo {
-		sent, echo = firstOfKeys(p)
-		args, locks = fifoSendArgs(p, qid, nowArg(p.Now), enc, sent), sendLocks(qid, p.Messages)
-	} else {
-		sent = make([]int, len(p.Messages))
-		for i := range sent {
-			sent[i] = i
-		}
-		args = append([]any{p.QueueName, qid, nowArg(p.Now)}, messageArrays(p, enc, sent)...)
-	}
+	sent, echo := firstOfKeys(p)
+	args, locks := fifoSendArgs(p, qid, nowArg(p.Now), enc, sent), sendLocks(qid, p.Messages)
 	var missing bool
 	var stored int
 	err = s.retry(ctx, func() error {
 		missing, stored = false, 0
 		for i := range p.Messages {
 			res.Results[i] = stores.SendResult{MessageID: p.Messages[i].ID}
-		}
-		if !fifo {
-			tag, err := s.pool.Exec(ctx, sendStandardSQL, args...)
-			if err != nil {
-				return err
-			}
-			stored = int(tag.RowsAffected())
-			missing = stored == 0
-			return nil
 		}
 		b := &pgx.Batch{}
 		b.Queue(sendLockSQL, locks)
@@ -543,7 +536,7 @@ func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams
 	if len(p.Receipts) == 0 {
 		return &stores.MessageDeleteResult{}, nil
 	}
-	res, err := s.consume(ctx, p.QueueName, p.QueueID, p.Now, consumerOp{del: p})
+	res, err := s.inQueueBatch(ctx, p.QueueName, p.QueueID, p.Now, queueOp{del: p})
 	return res.del, err
 }
 
@@ -575,7 +568,7 @@ var standardDeleteSQL = `WITH ` + queueNowSQL + `, d AS (
 // independent, so that is what judging them one by one in order gives.
 // Otherwise sluice_delete_freeing takes them all in one statement. The
 // first statement goes in a batch with the queue's claims
-// (consumeCombined). An answer that says the queue is gone is kept for
+// (runQueueBatch). An answer that says the queue is gone is kept for
 // finish, so that the batch's other statements are still read; a
 // statement that fails fails the batch, whose transaction then commits
 // nothing. The callbacks only assign, so a retried batch starts afresh.

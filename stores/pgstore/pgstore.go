@@ -83,8 +83,8 @@ type Store struct {
 
 	// Concurrent sends, deletes and fast claims on one queue share
 	// transactions: see combiner.
-	sends     *combiner[batchKey, *stores.MessageSendParams, *stores.MessageSendResult]
-	consumers *combiner[batchKey, consumerOp, consumerRes] // deletes and fast claims: consumeCombined
+	sends    *combiner[batchKey, *stores.MessageSendParams, *stores.MessageSendResult]
+	queueOps *combiner[batchKey, queueOp, queueRes] // Standard sends, deletes and fast claims: runQueueBatch
 
 	stopBackground context.CancelFunc
 
@@ -170,7 +170,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		vacuumDone:     make(chan struct{}),
 	}
 	s.sends = newCombiner(combineLimit, maxCombinedMessages, s.sendCombined)
-	s.consumers = newCombiner(combineLimit, maxCombinedConsumed, s.consumeCombined)
+	s.queueOps = newCombiner(combineLimit, maxCombinedQueueOps, s.runQueueBatch)
 	bctx, cancel := context.WithCancel(context.Background())
 	s.stopBackground = cancel
 	go s.vacuumer(bctx)

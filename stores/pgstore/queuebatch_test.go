@@ -16,13 +16,23 @@ import (
 )
 
 // claimOp is a fast claim of one message under token, as MessageClaim makes it.
-func claimOp(q *stores.Queue, token string) consumerOp {
-	return consumerOp{claim: fastClaimReq{p: &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
+func claimOp(q *stores.Queue, token string) queueOp {
+	return queueOp{claim: fastClaimReq{p: &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
 		VisibilityTimeout: time.Hour, Token: token}, fifo: q.FIFO}}
 }
 
-func deleteOp(q *stores.Queue, receipts ...stores.Receipt) consumerOp {
-	return consumerOp{del: &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID, Receipts: receipts,
+// sendOp is a Standard send of msgs, as MessageSend makes it.
+func sendOp(t *testing.T, q *stores.Queue, msgs ...stores.NewMessage) queueOp {
+	t.Helper()
+	enc, err := encodeMessages(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return queueOp{send: &standardSend{p: &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs}, enc: enc}}
+}
+
+func deleteOp(q *stores.Queue, receipts ...stores.Receipt) queueOp {
+	return queueOp{del: &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID, Receipts: receipts,
 		KeepExpired: q.FIFO}}
 }
 
@@ -64,7 +74,7 @@ func TestDeletesGoBeforeClaimsInABatch(t *testing.T) {
 	}
 	first := claimed(t, claimOne(t, s, q))
 
-	res, err := s.consumeCombined(ctx, batchKey{}, []consumerOp{claimOp(q, "t2"),
+	res, err := s.runQueueBatch(ctx, batchKey{}, []queueOp{claimOp(q, "t2"),
 		deleteOp(q, stores.Receipt{MessageID: first.ID, Token: first.Token})})
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +102,7 @@ func TestBatchedDeletesGetTheirOwnOutcomes(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := claimed(t, claimOne(t, s, q)), claimed(t, claimOne(t, s, q))
-	res, err := s.consumeCombined(ctx, batchKey{}, []consumerOp{
+	res, err := s.runQueueBatch(ctx, batchKey{}, []queueOp{
 		deleteOp(q, stores.Receipt{MessageID: a.ID, Token: a.Token}),
 		claimOp(q, "tc"),
 		deleteOp(q, stores.Receipt{MessageID: b.ID, Token: "forged"}, stores.Receipt{MessageID: "m-none", Token: "x"}),
@@ -118,7 +128,7 @@ func TestBatchedDeletesGetTheirOwnOutcomes(t *testing.T) {
 	if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
 		t.Fatal(err)
 	}
-	res, err = s.consumeCombined(ctx, batchKey{}, []consumerOp{deleteOp(q, stores.Receipt{MessageID: a.ID, Token: a.Token}), claimOp(q, "td")})
+	res, err = s.runQueueBatch(ctx, batchKey{}, []queueOp{deleteOp(q, stores.Receipt{MessageID: a.ID, Token: a.Token}), claimOp(q, "td")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,14 +147,14 @@ func TestConsumersShareTransactions(t *testing.T) {
 	ctx := context.Background()
 	// Every tenth batch waits, so that the calls behind it queue up.
 	var batches, mixed atomic.Int64
-	run := s.consumers.run
-	s.consumers.run = func(ctx context.Context, key batchKey, ops []consumerOp) ([]consumerRes, error) {
+	run := s.queueOps.run
+	s.queueOps.run = func(ctx context.Context, key batchKey, ops []queueOp) ([]queueRes, error) {
 		if batches.Add(1)%10 == 0 {
 			time.Sleep(20 * time.Millisecond)
 		}
 		var dels, claims bool
 		for _, op := range ops {
-			dels, claims = dels || op.del != nil, claims || op.del == nil
+			dels, claims = dels || op.del != nil, claims || op.claim.p != nil
 		}
 		if dels && claims {
 			mixed.Add(1)
@@ -215,6 +225,159 @@ func TestConsumersShareTransactions(t *testing.T) {
 		t.Error("no batch held both a delete and a claim")
 	}
 	t.Logf("%d of %d batches held both deletes and claims", mixed.Load(), batches.Load())
+}
+
+// A batch runs its Standard sends first, then its deletes, then its
+// claims, in one transaction: each send gets its own messages' ids, and a
+// claim in the batch gets the messages the batch sent. On a queue that is
+// gone, every call of the batch fails with ErrQueueNotFound.
+func TestStandardSendsGoFirstInABatch(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	q := createQueue(t, s, randomName("q"), false)
+	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+		Messages: []stores.NewMessage{newMsg("a", "", "")}}); err != nil {
+		t.Fatal(err)
+	}
+	a := claimed(t, claimOne(t, s, q))
+
+	b, c, d := newMsg("b", "", ""), newMsg("c", "", ""), newMsg("d", "", "")
+	claim := claimOp(q, "t2")
+	claim.claim.p.Max = 10
+	res, err := s.runQueueBatch(ctx, batchKey{}, []queueOp{claim, sendOp(t, q, b, c),
+		deleteOp(q, stores.Receipt{MessageID: a.ID, Token: a.Token}), sendOp(t, q, d)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.err != nil {
+			t.Fatalf("call %d: %v", i, r.err)
+		}
+	}
+	for i, want := range map[int][]string{1: {b.ID, c.ID}, 3: {d.ID}} {
+		var got []string
+		for _, r := range res[i].send.Results {
+			got = append(got, r.MessageID)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("send %d: message ids %v, want %v", i, got, want)
+		}
+	}
+	if got := res[2].del.Outcomes; len(got) != 1 || got[0] != stores.ReceiptCurrent {
+		t.Errorf("delete: %v, want [current]", got)
+	}
+	var bodies []string
+	for _, m := range res[0].claim.Messages {
+		bodies = append(bodies, m.Body)
+	}
+	slices.Sort(bodies)
+	if !slices.Equal(bodies, []string{"b", "c", "d"}) {
+		t.Errorf("the claim batched with the sends got %v, want [b c d]", bodies)
+	}
+
+	if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.runQueueBatch(ctx, batchKey{}, []queueOp{sendOp(t, q, newMsg("e", "", "")), claimOp(q, "t3")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if !errors.Is(r.err, stores.ErrQueueNotFound) {
+			t.Errorf("call %d on a deleted queue: %v, want ErrQueueNotFound", i, r.err)
+		}
+	}
+}
+
+// Through the store's methods, concurrent sends, receives and deletes of a
+// Standard queue share transactions, and every message sent is received
+// and deleted.
+func TestStandardProducersAndConsumersShareTransactions(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	var batches, mixed atomic.Int64
+	run := s.queueOps.run
+	s.queueOps.run = func(ctx context.Context, key batchKey, ops []queueOp) ([]queueRes, error) {
+		if batches.Add(1)%10 == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		var sends, others bool
+		for _, op := range ops {
+			sends, others = sends || op.send != nil, others || op.send == nil
+		}
+		if sends && others {
+			mixed.Add(1)
+		}
+		return run(ctx, key, ops)
+	}
+	q := createQueue(t, s, randomName("q"), false)
+	const producers, perProducer = 4, 50
+	var wg sync.WaitGroup
+	sent := make(chan string, producers*perProducer)
+	for p := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perProducer {
+				m := newMsg(string(rune('a'+p))+"/"+string(rune('A'+i)), "", "")
+				res, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+					Messages: []stores.NewMessage{m}})
+				if err != nil || res.Results[0].MessageID != m.ID {
+					t.Errorf("producer %d: %v %+v", p, err, res)
+					return
+				}
+				sent <- m.ID
+				time.Sleep(time.Duration(rand.IntN(1000)) * time.Microsecond)
+			}
+		}()
+	}
+	var mu sync.Mutex
+	received := map[string]int{}
+	var consumers sync.WaitGroup
+	for w := range 4 {
+		consumers.Add(1)
+		go func() {
+			defer consumers.Done()
+			for empty := 0; empty < 40; {
+				res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
+					VisibilityTimeout: time.Hour, Token: randomName("t")})
+				if err != nil {
+					t.Errorf("consumer %d: %v", w, err)
+					return
+				}
+				if len(res.Messages) == 0 {
+					empty++
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				m := res.Messages[0]
+				mu.Lock()
+				received[m.ID]++
+				mu.Unlock()
+				d, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
+					Receipts: []stores.Receipt{{MessageID: m.ID, Token: m.Token}}})
+				if err != nil || d.Outcomes[0] != stores.ReceiptCurrent {
+					t.Errorf("consumer %d: delete %v %+v", w, err, d)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	consumers.Wait()
+	close(sent)
+	for id := range sent {
+		if received[id] != 1 {
+			t.Errorf("message %s received %d times, want once", id, received[id])
+		}
+	}
+	if len(received) != producers*perProducer {
+		t.Errorf("received %d messages, want %d", len(received), producers*perProducer)
+	}
+	if mixed.Load() == 0 {
+		t.Error("no batch held both a send and a delete or claim")
+	}
+	t.Logf("%d of %d batches held both sends and deletes or claims", mixed.Load(), batches.Load())
 }
 
 // A visibility change in a FIFO queue takes the group's row before the

@@ -1,0 +1,245 @@
+package pgstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/sluicehq/sluice/stores"
+)
+
+// A queueOp is what a queue's clients ask of it, other than a FIFO send: a
+// Standard send, a delete or a fast claim. All three kinds combine into one
+// transaction per queue (runQueueBatch). A FIFO send takes its groups' send
+// locks until it commits, so it goes in a batch of sends only (sendFIFO).
+type queueOp struct {
+	send  *standardSend               // a Standard send, or
+	del   *stores.MessageDeleteParams // a delete, or
+	claim fastClaimReq                // a claim
+}
+
+// standardSend is a send to a Standard queue and its messages' attributes
+// as stored, encoded before it joins a batch.
+type standardSend struct {
+	p   *stores.MessageSendParams
+	enc []encodedAttrs
+}
+
+type queueRes struct {
+	send  *stores.MessageSendResult
+	del   *stores.MessageDeleteResult
+	claim *stores.MessageClaimResult
+	err   error
+}
+
+// inQueueBatch runs op in a batch with the other Standard sends, deletes
+// and fast claims of its queue incarnation and clock.
+func (s *Store) inQueueBatch(ctx context.Context, name, id string, now time.Time, op queueOp) (queueRes, error) {
+	var size int // messages sent, receipts, or messages asked for
+	switch {
+	case op.send != nil:
+		size = len(op.send.p.Messages)
+	case op.del != nil:
+		size = len(op.del.Receipts)
+	default:
+		size = max(op.claim.p.Max, 1)
+	}
+	res, err := s.queueOps.do(ctx, combineKey(name, id, 0, now), op, size)
+	if err == nil {
+		err = res.err
+	}
+	return res, err
+}
+
+// runQueueBatch runs the Standard sends, deletes and fast claims of one
+// queue incarnation and clock as one pgx.Batch, which PostgreSQL runs in
+// order as one implicit transaction: first the sends' messages in one
+// statement, then the deletes' receipts in one statement, then each claim's
+// own statement, which sees what the sends stored and the deletes freed
+// (READ COMMITTED: each statement's snapshot holds the transaction's
+// changes before it) and what the claims before it took, so no message and
+// no FIFO group goes to two callers. One round trip and one commit serve a
+// queue's producers and consumers where a send's, a delete's and a claim's
+// transactions served them. On a Standard queue the receipts that were not
+// current, if any, are judged after the batch, in a transaction of their
+// own (deletion.finish).
+//
+// A Standard send takes no lock but its new rows', so it adds nothing a
+// delete or a claim could wait for.
+//
+// Its delete statement holds and waits for only what a delete of its own
+// would (FIFO group rows in group order, then their messages); its claims
+// take group rows without waiting (SKIP LOCKED) and then wait, if at all,
+// only for messages of the groups they hold. A message move out of a FIFO
+// queue locks messages before their groups, so a claim can be part of a
+// cycle with one, in a batch or alone; in a batch it may also hold a group
+// its delete freed, from the moment the delete locked it. PostgreSQL
+// breaks such a cycle after deadlock_timeout and the batch is retried
+// (s.retry).
+func (s *Store) runQueueBatch(ctx context.Context, _ batchKey, ops []queueOp) ([]queueRes, error) {
+	out := make([]queueRes, len(ops))
+	// One deletion per KeepExpired value (the service gives a queue one).
+	var dels [2]*stores.MessageDeleteParams
+	for _, op := range ops {
+		if op.del == nil {
+			continue
+		}
+		k := keepIndex(op.del)
+		if dels[k] == nil {
+			all := *op.del
+			all.Receipts = nil
+			dels[k] = &all
+		}
+		dels[k].Receipts = append(dels[k].Receipts, op.del.Receipts...)
+	}
+	var ds [2]*deletion
+	for k, p := range dels {
+		if p != nil {
+			ds[k] = s.newDeletion(p)
+		}
+	}
+	// One delete statement in the batch: two, each locking its groups in
+	// order, would not lock them in order together. A second (which the
+	// service never makes: it gives a queue one KeepExpired) runs after.
+	first, second := ds[0], ds[1]
+	if first == nil {
+		first, second = second, nil
+	}
+	send := mergeStandardSends(ops)
+	var stored int64
+	err := s.retry(ctx, func() error {
+		b := &pgx.Batch{}
+		if send != nil {
+			b.Queue(sendStandardSQL, send...).Exec(func(tag pgconn.CommandTag) error {
+				stored = tag.RowsAffected()
+				return nil
+			})
+		}
+		if first != nil {
+			first.queue(s, b)
+		}
+		for i, op := range ops {
+			if op.claim.p == nil {
+				continue
+			}
+			sql, args := claimStatement(op.claim)
+			b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+				// readClaim's answer that the queue is gone is its
+				// caller's alone, and the rest of the batch is still
+				// read. (A row it could not scan would fail every call
+				// of a batch that committed: a programming error.)
+				out[i].claim, out[i].err = readClaim(rows, op.claim)
+				return nil
+			})
+		}
+		return s.pool.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return nil, err
+	}
+	var secondErr error // the second delete's callers' alone: the batch committed
+	if second != nil {
+		secondErr = s.retry(ctx, func() error {
+			b := &pgx.Batch{}
+			second.queue(s, b)
+			return s.pool.SendBatch(ctx, b).Close()
+		})
+	}
+	if stored > 0 {
+		s.changed(int(stored))
+	}
+	for i, op := range ops {
+		if op.send != nil {
+			out[i].send, out[i].err = standardSendResult(op.send.p, stored > 0)
+		}
+	}
+	claimed := 0
+	for _, r := range out {
+		if r.claim != nil {
+			claimed += len(r.claim.Messages)
+		}
+	}
+	if claimed > 0 {
+		s.changed(claimed)
+	}
+	// Each delete takes its receipts' share of its deletion's outcomes, in
+	// order; the groups freed are the first's to report (each wakes a long
+	// poll once).
+	var outs [2][]stores.ReceiptOutcome
+	var freed [2]int
+	var errs [2]error
+	for k, d := range ds {
+		switch {
+		case d == nil:
+		case d == second && secondErr != nil:
+			errs[k] = secondErr
+		default:
+			outs[k], freed[k], errs[k] = d.finish(ctx, s)
+		}
+	}
+	for i, op := range ops {
+		if op.del == nil {
+			continue
+		}
+		k := keepIndex(op.del)
+		if errs[k] != nil {
+			out[i].err = errs[k]
+			continue
+		}
+		n := len(op.del.Receipts)
+		out[i].del = &stores.MessageDeleteResult{Outcomes: outs[k][:n:n], Freed: freed[k]}
+		outs[k], freed[k] = outs[k][n:], 0
+	}
+	return out, nil
+}
+
+func keepIndex(p *stores.MessageDeleteParams) int {
+	if p.KeepExpired {
+		return 1
+	}
+	return 0
+}
+
+// mergeStandardSends is sendStandardSQL's arguments for the messages of
+// the batch's sends, in the batch's order, or nil when it has none.
+func mergeStandardSends(ops []queueOp) []any {
+	var all *stores.MessageSendParams
+	var enc []encodedAttrs
+	for _, op := range ops {
+		if op.send == nil {
+			continue
+		}
+		if all == nil {
+			p := *op.send.p
+			p.Messages = nil
+			all = &p
+		}
+		all.Messages = append(all.Messages, op.send.p.Messages...)
+		enc = append(enc, op.send.enc...)
+	}
+	if all == nil {
+		return nil
+	}
+	sent := make([]int, len(all.Messages))
+	for i := range sent {
+		sent[i] = i
+	}
+	return append([]any{all.QueueName, all.QueueID, nowArg(all.Now)}, messageArrays(all, enc, sent)...)
+}
+
+// standardSendResult is a Standard send's answer: its messages' ids when
+// the batch stored them, and ErrQueueNotFound when it stored nothing
+// (sendStandardSQL stores every message of the batch or, when the queue
+// incarnation is gone, none).
+func standardSendResult(p *stores.MessageSendParams, stored bool) (*stores.MessageSendResult, error) {
+	if !stored {
+		return nil, stores.ErrQueueNotFound
+	}
+	res := &stores.MessageSendResult{Results: make([]stores.SendResult, len(p.Messages))}
+	for i := range p.Messages {
+		res.Results[i].MessageID = p.Messages[i].ID
+	}
+	return res, nil
+}
