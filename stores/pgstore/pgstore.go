@@ -12,10 +12,11 @@
 // take a number from message_seq until commit, so within a group sequence
 // order is commit order.
 //
-// Combining: concurrent sends to one queue, and concurrent deletes on one,
-// share a transaction when two of their kind are already running (see
-// combiner): one commit and one round trip for several requests, each of
-// which still returns only after that commit.
+// Combining: concurrent requests to one queue share a transaction when a
+// batch of their kind is already running (see combiner): FIFO sends, and
+// Standard sends, deletes and fast claims (runQueueBatch). One commit and
+// one round trip serve several requests, each of which still returns only
+// after that commit.
 //
 // Time: when a params struct's Now is zero the transaction uses the
 // database's clock (now(), the transaction's start); otherwise every
