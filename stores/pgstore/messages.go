@@ -238,27 +238,24 @@ func (s *Store) sendTarget(ctx context.Context, name, id string) (string, bool, 
 	return qid, fifo, nil
 }
 
-// Combining: see combiner. FIFO sends combine per queue incarnation, dedup
-// window and clock, up to maxCombinedMessages messages; Standard sends,
-// deletes and fast claims (runQueueBatch) per queue incarnation and clock,
-// up to maxCombinedQueueOps messages sent, receipts and messages asked for
-// in all.
+// Combining: see combiner. Sends, deletes and fast claims combine
+// (runQueueBatch) per queue incarnation and clock, up to
+// maxCombinedQueueOps messages sent, receipts and messages asked for in
+// all.
 const (
 	combineLimit        = 1
-	maxCombinedMessages = 50
 	maxCombinedQueueOps = 100
 )
 
 // batchKey is what the calls of one batch share: the queue's name and
-// incarnation, a flag (a send's dedup window) and the clock.
+// incarnation, and the clock.
 type batchKey struct {
 	name, id string
-	flag     int64
 	now      int64 // UnixNano; 0 for the database's clock
 }
 
-func combineKey(name, id string, flag int64, now time.Time) batchKey {
-	k := batchKey{name: name, id: id, flag: flag}
+func combineKey(name, id string, now time.Time) batchKey {
+	k := batchKey{name: name, id: id}
 	if !now.IsZero() {
 		k.now = now.UnixNano()
 	}
@@ -275,39 +272,12 @@ func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*
 	}
 	q := *p
 	q.QueueID = qid
-	if !fifo {
-		enc, err := encodeMessages(q.Messages)
-		if err != nil {
-			return nil, err
-		}
-		res, err := s.inQueueBatch(ctx, q.QueueName, qid, q.Now, queueOp{send: &standardSend{p: &q, enc: enc}})
-		return res.send, err
-	}
-	return s.sends.do(ctx, combineKey(p.QueueName, qid, int64(p.DedupWindow), p.Now), &q, len(p.Messages))
-}
-
-// sendCombined sends the messages of several FIFO sends (to one queue
-// incarnation, with one dedup window and clock) in one transaction, in
-// order: a later send's duplicate of an earlier one's dedup id echoes it.
-func (s *Store) sendCombined(ctx context.Context, _ batchKey, reqs []*stores.MessageSendParams) ([]*stores.MessageSendResult, error) {
-	all := *reqs[0]
-	if len(reqs) > 1 {
-		all.Messages = nil
-		for _, r := range reqs {
-			all.Messages = append(all.Messages, r.Messages...)
-		}
-	}
-	res, err := s.sendFIFO(ctx, &all)
+	enc, err := encodeMessages(q.Messages)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*stores.MessageSendResult, len(reqs))
-	off := 0
-	for i, r := range reqs {
-		out[i] = &stores.MessageSendResult{Results: res.Results[off : off+len(r.Messages) : off+len(r.Messages)]}
-		off += len(r.Messages)
-	}
-	return out, nil
+	res, err := s.inQueueBatch(ctx, q.QueueName, qid, q.Now, queueOp{send: &queueSend{p: &q, enc: enc, fifo: fifo}})
+	return res.send, err
 }
 
 // encodedAttrs are a message's attributes and system attributes as stored.
@@ -348,64 +318,89 @@ func messageArrays(p *stores.MessageSendParams, enc []encodedAttrs, sent []int) 
 	return []any{ids, groups, dedups, bodies, attrs, sys, md5b, md5a, md5s, senders, delays}
 }
 
-// sendFIFO stores the messages of p, a send to a FIFO queue, in one
-// transaction; p.QueueID is the incarnation.
-func (s *Store) sendFIFO(ctx context.Context, p *stores.MessageSendParams) (*stores.MessageSendResult, error) {
-	qid := p.QueueID
-	res := &stores.MessageSendResult{Results: make([]stores.SendResult, len(p.Messages))}
-	enc, err := encodeMessages(p.Messages)
-	if err != nil {
-		return nil, err
+// fifoSend is the statements that store the messages of p, a send to a
+// FIFO queue incarnation (p.QueueID), and what they answered. They are
+// built once (a retry sends the same statements) and queued in a
+// pgx.Batch, alone (sendFIFO) or first in their queue's batch
+// (runQueueBatch).
+type fifoSend struct {
+	p *stores.MessageSendParams
+	// The messages the statement gets (sendFIFOSQL's ord - 1), and the
+	// later messages of a dedup key that one of those has.
+	sent  []int
+	echo  map[int]int
+	args  []any
+	locks []string
+
+	res     *stores.MessageSendResult
+	stored  int
+	missing bool
+}
+
+func newFIFOSend(p *stores.MessageSendParams, enc []encodedAttrs) *fifoSend {
+	f := &fifoSend{p: p, res: &stores.MessageSendResult{Results: make([]stores.SendResult, len(p.Messages))}}
+	f.sent, f.echo = firstOfKeys(p)
+	f.args, f.locks = fifoSendArgs(p, p.QueueID, nowArg(p.Now), enc, f.sent), sendLocks(p.QueueID, p.Messages)
+	return f
+}
+
+// queue adds the send's statements to b, and forgets what an earlier try
+// answered.
+func (f *fifoSend) queue(b *pgx.Batch) {
+	f.missing, f.stored = false, 0
+	for i := range f.p.Messages {
+		f.res.Results[i] = stores.SendResult{MessageID: f.p.Messages[i].ID}
 	}
-	// The messages the statement gets (sendFIFOSQL's ord - 1), and the later
-	// messages of a dedup key that one of those has.
-	// Built once: a retry sends the same statements.
-	sent, echo := firstOfKeys(p)
-	args, locks := fifoSendArgs(p, qid, nowArg(p.Now), enc, sent), sendLocks(qid, p.Messages)
-	var missing bool
-	var stored int
-	err = s.retry(ctx, func() error {
-		missing, stored = false, 0
-		for i := range p.Messages {
-			res.Results[i] = stores.SendResult{MessageID: p.Messages[i].ID}
-		}
-		b := &pgx.Batch{}
-		b.Queue(sendLockSQL, locks)
-		b.Queue(sendFIFOSQL, args...).Query(func(rows pgx.Rows) error {
-			var ord int
-			var id, sn string
-			var seq int64
-			n := 0
-			_, err := pgx.ForEachRow(rows, []any{&ord, &id, &sn, &seq}, func() error {
-				n++
-				i := sent[ord-1]
-				if id != "" {
-					res.Results[i] = stores.SendResult{MessageID: id, SequenceNumber: sn, Duplicate: true}
-				} else {
-					res.Results[i].SequenceNumber = formatSeq(seq)
-					stored++
-				}
-				return nil
-			})
-			missing = err == nil && n == 0
-			return err
+	b.Queue(sendLockSQL, f.locks)
+	b.Queue(sendFIFOSQL, f.args...).Query(func(rows pgx.Rows) error {
+		var ord int
+		var id, sn string
+		var seq int64
+		n := 0
+		_, err := pgx.ForEachRow(rows, []any{&ord, &id, &sn, &seq}, func() error {
+			n++
+			i := f.sent[ord-1]
+			if id != "" {
+				f.res.Results[i] = stores.SendResult{MessageID: id, SequenceNumber: sn, Duplicate: true}
+			} else {
+				f.res.Results[i].SequenceNumber = formatSeq(seq)
+				f.stored++
+			}
+			return nil
 		})
-		return s.pool.SendBatch(ctx, b).Close()
+		f.missing = err == nil && n == 0
+		return err
 	})
-	if stored > 0 {
-		s.changed(stored)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if missing {
+}
+
+// result is the send's answer, once its batch has committed.
+func (f *fifoSend) result() (*stores.MessageSendResult, error) {
+	if f.missing {
 		return nil, stores.ErrQueueNotFound
 	}
-	for i, j := range echo {
-		res.Results[i] = stores.SendResult{MessageID: res.Results[j].MessageID,
-			SequenceNumber: res.Results[j].SequenceNumber, Duplicate: true}
+	for i, j := range f.echo {
+		f.res.Results[i] = stores.SendResult{MessageID: f.res.Results[j].MessageID,
+			SequenceNumber: f.res.Results[j].SequenceNumber, Duplicate: true}
 	}
-	return res, nil
+	return f.res, nil
+}
+
+// sendFIFO stores the messages of p, a send to a FIFO queue, in a
+// transaction of its own.
+func (s *Store) sendFIFO(ctx context.Context, p *stores.MessageSendParams, enc []encodedAttrs) (*stores.MessageSendResult, error) {
+	f := newFIFOSend(p, enc)
+	err := s.retry(ctx, func() error {
+		b := &pgx.Batch{}
+		f.queue(b)
+		return s.pool.SendBatch(ctx, b).Close()
+	})
+	if f.stored > 0 {
+		s.changed(f.stored)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return f.result()
 }
 
 // firstOfKeys splits a FIFO send's messages into those sendFIFOSQL gets, in

@@ -12,11 +12,10 @@
 // take a number from message_seq until commit, so within a group sequence
 // order is commit order.
 //
-// Combining: concurrent requests to one queue share a transaction when a
-// batch of their kind is already running (see combiner): FIFO sends, and
-// Standard sends, deletes and fast claims (runQueueBatch). One commit and
-// one round trip serve several requests, each of which still returns only
-// after that commit.
+// Combining: concurrent sends, deletes and fast claims of one queue share a
+// transaction when a batch of them is already running (see combiner and
+// runQueueBatch). One commit and one round trip serve several requests,
+// each of which still returns only after that commit.
 //
 // Time: when a params struct's Now is zero the transaction uses the
 // database's clock (now(), the transaction's start); otherwise every
@@ -83,9 +82,8 @@ type Store struct {
 	lastSweep sync.Map // queue incarnation → *atomic.Int64, UnixNano of its last sweep here
 
 	// Concurrent sends, deletes and fast claims on one queue share
-	// transactions: see combiner.
-	sends    *combiner[batchKey, *stores.MessageSendParams, *stores.MessageSendResult]
-	queueOps *combiner[batchKey, queueOp, queueRes] // Standard sends, deletes and fast claims: runQueueBatch
+	// transactions: see combiner and runQueueBatch.
+	queueOps *combiner[batchKey, queueOp, queueRes]
 
 	stopBackground context.CancelFunc
 
@@ -170,7 +168,6 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		vacuumInterval: opts.VacuumInterval,
 		vacuumDone:     make(chan struct{}),
 	}
-	s.sends = newCombiner(combineLimit, maxCombinedMessages, s.sendCombined)
 	s.queueOps = newCombiner(combineLimit, maxCombinedQueueOps, s.runQueueBatch)
 	bctx, cancel := context.WithCancel(context.Background())
 	s.stopBackground = cancel

@@ -10,21 +10,21 @@ import (
 	"github.com/sluicehq/sluice/stores"
 )
 
-// A queueOp is what a queue's clients ask of it, other than a FIFO send: a
-// Standard send, a delete or a fast claim. All three kinds combine into one
-// transaction per queue (runQueueBatch). A FIFO send takes its groups' send
-// locks until it commits, so it goes in a batch of sends only (sendFIFO).
+// A queueOp is what a queue's clients ask of it that one batch serves: a
+// send, a delete or a fast claim. All three kinds combine into one
+// transaction per queue (runQueueBatch).
 type queueOp struct {
-	send  *standardSend               // a Standard send, or
+	send  *queueSend                  // a send, or
 	del   *stores.MessageDeleteParams // a delete, or
 	claim fastClaimReq                // a claim
 }
 
-// standardSend is a send to a Standard queue and its messages' attributes
-// as stored, encoded before it joins a batch.
-type standardSend struct {
-	p   *stores.MessageSendParams
-	enc []encodedAttrs
+// queueSend is a send and its messages' attributes as stored, encoded
+// before it joins a batch.
+type queueSend struct {
+	p    *stores.MessageSendParams
+	enc  []encodedAttrs
+	fifo bool
 }
 
 type queueRes struct {
@@ -46,7 +46,7 @@ func (s *Store) inQueueBatch(ctx context.Context, name, id string, now time.Time
 	default:
 		size = max(op.claim.p.Max, 1)
 	}
-	res, err := s.queueOps.do(ctx, combineKey(name, id, 0, now), op, size)
+	res, err := s.queueOps.do(ctx, combineKey(name, id, now), op, size)
 	if err == nil {
 		err = res.err
 	}
@@ -107,16 +107,10 @@ func (s *Store) runQueueBatch(ctx context.Context, _ batchKey, ops []queueOp) ([
 	if first == nil {
 		first, second = second, nil
 	}
-	send := mergeStandardSends(ops)
-	var stored int64
+	sends := newBatchSends(ops)
 	err := s.retry(ctx, func() error {
 		b := &pgx.Batch{}
-		if send != nil {
-			b.Queue(sendStandardSQL, send...).Exec(func(tag pgconn.CommandTag) error {
-				stored = tag.RowsAffected()
-				return nil
-			})
-		}
+		sends.queue(b)
 		if first != nil {
 			first.queue(s, b)
 		}
@@ -147,14 +141,11 @@ func (s *Store) runQueueBatch(ctx context.Context, _ batchKey, ops []queueOp) ([
 			return s.pool.SendBatch(ctx, b).Close()
 		})
 	}
-	if stored > 0 {
-		s.changed(int(stored))
+	if n := sends.stored(); n > 0 {
+		s.changed(n)
 	}
-	for i, op := range ops {
-		if op.send != nil {
-			out[i].send, out[i].err = standardSendResult(op.send.p, stored > 0)
-		}
-	}
+	sends.answer(ops, out)
+	sends.sendLater(ctx, s, ops, out)
 	claimed := 0
 	for _, r := range out {
 		if r.claim != nil {
@@ -202,12 +193,25 @@ func keepIndex(p *stores.MessageDeleteParams) int {
 	return 0
 }
 
-// mergeStandardSends is sendStandardSQL's arguments for the messages of
-// the batch's sends, in the batch's order, or nil when it has none.
-func mergeStandardSends(ops []queueOp) []any {
+// batchSends is what a batch's sends run in it, first: the messages of all
+// of them in one statement (Standard), or in one transaction's send-lock
+// and store statements (FIFO, fifoSend), in the batch's order. A FIFO send
+// with another dedup window than the batch's first (the service gives
+// every send one) is sent after the batch, in a transaction of its own.
+type batchSends struct {
+	in    []int // ops' indexes of the sends in the batch
+	later []int // and of those sent after it
+	// Standard: sendStandardSQL's arguments and its row count.
+	args  []any
+	count int64
+	fifo  *fifoSend
+}
+
+func newBatchSends(ops []queueOp) *batchSends {
+	bs := &batchSends{}
 	var all *stores.MessageSendParams
 	var enc []encodedAttrs
-	for _, op := range ops {
+	for i, op := range ops {
 		if op.send == nil {
 			continue
 		}
@@ -215,31 +219,86 @@ func mergeStandardSends(ops []queueOp) []any {
 			p := *op.send.p
 			p.Messages = nil
 			all = &p
+		} else if op.send.fifo && op.send.p.DedupWindow != all.DedupWindow {
+			bs.later = append(bs.later, i)
+			continue
 		}
+		bs.in = append(bs.in, i)
 		all.Messages = append(all.Messages, op.send.p.Messages...)
 		enc = append(enc, op.send.enc...)
 	}
-	if all == nil {
-		return nil
+	switch {
+	case all == nil:
+	case ops[bs.in[0]].send.fifo:
+		bs.fifo = newFIFOSend(all, enc)
+	default:
+		sent := make([]int, len(all.Messages))
+		for i := range sent {
+			sent[i] = i
+		}
+		bs.args = append([]any{all.QueueName, all.QueueID, nowArg(all.Now)}, messageArrays(all, enc, sent)...)
 	}
-	sent := make([]int, len(all.Messages))
-	for i := range sent {
-		sent[i] = i
-	}
-	return append([]any{all.QueueName, all.QueueID, nowArg(all.Now)}, messageArrays(all, enc, sent)...)
+	return bs
 }
 
-// standardSendResult is a Standard send's answer: its messages' ids when
-// the batch stored them, and ErrQueueNotFound when it stored nothing
-// (sendStandardSQL stores every message of the batch or, when the queue
-// incarnation is gone, none).
-func standardSendResult(p *stores.MessageSendParams, stored bool) (*stores.MessageSendResult, error) {
-	if !stored {
-		return nil, stores.ErrQueueNotFound
+func (bs *batchSends) queue(b *pgx.Batch) {
+	switch {
+	case bs.fifo != nil:
+		bs.fifo.queue(b)
+	case bs.args != nil:
+		b.Queue(sendStandardSQL, bs.args...).Exec(func(tag pgconn.CommandTag) error {
+			bs.count = tag.RowsAffected()
+			return nil
+		})
 	}
-	res := &stores.MessageSendResult{Results: make([]stores.SendResult, len(p.Messages))}
-	for i := range p.Messages {
-		res.Results[i].MessageID = p.Messages[i].ID
+}
+
+// stored is how many messages the batch stored.
+func (bs *batchSends) stored() int {
+	if bs.fifo != nil {
+		return bs.fifo.stored
 	}
-	return res, nil
+	return int(bs.count)
+}
+
+// answer gives each send in the committed batch its messages' results.
+// sendStandardSQL stores every message of the batch or, when the queue
+// incarnation is gone, none; sendFIFOSQL answers for each message.
+func (bs *batchSends) answer(ops []queueOp, out []queueRes) {
+	if len(bs.in) == 0 {
+		return
+	}
+	var all *stores.MessageSendResult
+	var err error
+	if bs.fifo != nil {
+		all, err = bs.fifo.result()
+	} else if bs.count == 0 {
+		err = stores.ErrQueueNotFound
+	}
+	off := 0
+	for _, i := range bs.in {
+		p := ops[i].send.p
+		n := len(p.Messages)
+		switch {
+		case err != nil:
+			out[i].err = err
+		case all != nil:
+			out[i].send = &stores.MessageSendResult{Results: all.Results[off : off+n : off+n]}
+		default:
+			res := &stores.MessageSendResult{Results: make([]stores.SendResult, n)}
+			for k := range p.Messages {
+				res.Results[k].MessageID = p.Messages[k].ID
+			}
+			out[i].send = res
+		}
+		off += n
+	}
+}
+
+// sendLater sends, each in a transaction of its own, the FIFO sends that
+// did not go in the batch.
+func (bs *batchSends) sendLater(ctx context.Context, s *Store, ops []queueOp, out []queueRes) {
+	for _, i := range bs.later {
+		out[i].send, out[i].err = s.sendFIFO(ctx, ops[i].send.p, ops[i].send.enc)
+	}
 }

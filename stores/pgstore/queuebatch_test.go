@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -21,14 +22,14 @@ func claimOp(q *stores.Queue, token string) queueOp {
 		VisibilityTimeout: time.Hour, Token: token}, fifo: q.FIFO}}
 }
 
-// sendOp is a Standard send of msgs, as MessageSend makes it.
+// sendOp is a send of msgs, as MessageSend makes it.
 func sendOp(t *testing.T, q *stores.Queue, msgs ...stores.NewMessage) queueOp {
 	t.Helper()
 	enc, err := encodeMessages(msgs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return queueOp{send: &standardSend{p: &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs}, enc: enc}}
+	return queueOp{send: &queueSend{p: &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs, DedupWindow: 5 * time.Minute}, enc: enc, fifo: q.FIFO}}
 }
 
 func deleteOp(q *stores.Queue, receipts ...stores.Receipt) queueOp {
@@ -290,9 +291,16 @@ func TestStandardSendsGoFirstInABatch(t *testing.T) {
 }
 
 // Through the store's methods, concurrent sends, receives and deletes of a
-// Standard queue share transactions, and every message sent is received
-// and deleted.
-func TestStandardProducersAndConsumersShareTransactions(t *testing.T) {
+// queue share transactions, every message sent is received once and
+// deleted, and a FIFO queue's groups keep their order.
+func TestProducersAndConsumersShareTransactions(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		name := map[bool]string{false: "standard", true: "fifo"}[fifo]
+		t.Run(name, func(t *testing.T) { producersAndConsumers(t, fifo) })
+	}
+}
+
+func producersAndConsumers(t *testing.T, fifo bool) {
 	s := newTestStore(t)
 	ctx := context.Background()
 	var batches, mixed atomic.Int64
@@ -310,7 +318,13 @@ func TestStandardProducersAndConsumersShareTransactions(t *testing.T) {
 		}
 		return run(ctx, key, ops)
 	}
-	q := createQueue(t, s, randomName("q"), false)
+	name := randomName("q")
+	if fifo {
+		name += ".fifo"
+	}
+	q := createQueue(t, s, name, fifo)
+	// Each producer sends to a group of its own, one message at a time,
+	// so a group's order is its producer's.
 	const producers, perProducer = 4, 50
 	var wg sync.WaitGroup
 	sent := make(chan string, producers*perProducer)
@@ -318,10 +332,14 @@ func TestStandardProducersAndConsumersShareTransactions(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			group := ""
+			if fifo {
+				group = string(rune('a' + p))
+			}
 			for i := range perProducer {
-				m := newMsg(string(rune('a'+p))+"/"+string(rune('A'+i)), "", "")
+				m := newMsg(fmt.Sprintf("%c/%03d", 'a'+p, i), group, randomName("d"))
 				res, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
-					Messages: []stores.NewMessage{m}})
+					Messages: []stores.NewMessage{m}, DedupWindow: 5 * time.Minute})
 				if err != nil || res.Results[0].MessageID != m.ID {
 					t.Errorf("producer %d: %v %+v", p, err, res)
 					return
@@ -333,6 +351,7 @@ func TestStandardProducersAndConsumersShareTransactions(t *testing.T) {
 	}
 	var mu sync.Mutex
 	received := map[string]int{}
+	last := map[string]string{} // group → body last received
 	var consumers sync.WaitGroup
 	for w := range 4 {
 		consumers.Add(1)
@@ -353,9 +372,13 @@ func TestStandardProducersAndConsumersShareTransactions(t *testing.T) {
 				m := res.Messages[0]
 				mu.Lock()
 				received[m.ID]++
+				if fifo && m.Body <= last[m.GroupID] {
+					t.Errorf("group %s: %s after %s", m.GroupID, m.Body, last[m.GroupID])
+				}
+				last[m.GroupID] = m.Body
 				mu.Unlock()
 				d, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
-					Receipts: []stores.Receipt{{MessageID: m.ID, Token: m.Token}}})
+					Receipts: []stores.Receipt{{MessageID: m.ID, Token: m.Token}}, KeepExpired: fifo})
 				if err != nil || d.Outcomes[0] != stores.ReceiptCurrent {
 					t.Errorf("consumer %d: delete %v %+v", w, err, d)
 					return
@@ -378,6 +401,67 @@ func TestStandardProducersAndConsumersShareTransactions(t *testing.T) {
 		t.Error("no batch held both a send and a delete or claim")
 	}
 	t.Logf("%d of %d batches held both sends and deletes or claims", mixed.Load(), batches.Load())
+}
+
+// A FIFO send goes first in its queue's batch too: a claim batched with
+// the delete of a group's head and a send to the group gets the group's
+// next message, and the send its SequenceNumber. Within the batch, a
+// later send of an earlier one's dedup id is its duplicate, and a send
+// with another dedup window is sent after the batch, with the same result
+// it would have alone.
+func TestFIFOSendsGoFirstInABatch(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	q := createQueue(t, s, randomName("q")+".fifo", true)
+	first, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+		Messages: []stores.NewMessage{newMsg("a1", "g", "d1")}, DedupWindow: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1 := claimed(t, claimOne(t, s, q))
+
+	a2, dup, other := newMsg("a2", "g", "d2"), newMsg("a2 again", "g", "d2"), newMsg("b1", "h", "d3")
+	alone := sendOp(t, q, other)
+	alone.send.p.DedupWindow = 0 // no markers: never in a batch with the others
+	res, err := s.runQueueBatch(ctx, batchKey{}, []queueOp{claimOp(q, "t2"), sendOp(t, q, a2),
+		deleteOp(q, stores.Receipt{MessageID: a1.ID, Token: a1.Token}), sendOp(t, q, dup), alone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.err != nil {
+			t.Fatalf("call %d: %v", i, r.err)
+		}
+	}
+	got := res[1].send.Results
+	if len(got) != 1 || got[0].MessageID != a2.ID || got[0].Duplicate || got[0].SequenceNumber <= first.Results[0].SequenceNumber {
+		t.Errorf("send: %+v, want a2's id and a SequenceNumber after %s", got, first.Results[0].SequenceNumber)
+	}
+	if d := res[3].send.Results; len(d) != 1 || !d[0].Duplicate || d[0].MessageID != a2.ID || d[0].SequenceNumber != got[0].SequenceNumber {
+		t.Errorf("the batch's second send of d2: %+v, want a duplicate of %+v", d, got)
+	}
+	if b := res[4].send.Results; len(b) != 1 || b[0].MessageID != other.ID || b[0].Duplicate || b[0].SequenceNumber <= got[0].SequenceNumber {
+		t.Errorf("the send with another window: %+v, want b1 stored after a2", b)
+	}
+	if o := res[2].del.Outcomes; len(o) != 1 || o[0] != stores.ReceiptCurrent {
+		t.Errorf("delete: %v, want [current]", o)
+	}
+	if m := res[0].claim.Messages; len(m) != 1 || m[0].ID != a2.ID {
+		t.Errorf("the claim batched with the head's delete and a send to its group got %+v, want a2", m)
+	}
+
+	if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = s.runQueueBatch(ctx, batchKey{}, []queueOp{sendOp(t, q, newMsg("c", "g", "d4")), claimOp(q, "t3")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if !errors.Is(r.err, stores.ErrQueueNotFound) {
+			t.Errorf("call %d on a deleted queue: %v, want ErrQueueNotFound", i, r.err)
+		}
+	}
 }
 
 // A visibility change in a FIFO queue takes the group's row before the
