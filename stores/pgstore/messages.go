@@ -83,7 +83,7 @@ func scanMessage(fifo bool, dest ...any) (*stores.StoredMessage, []any, func() e
 // is missing). One statement for the whole batch: each statement costs
 // PostgreSQL an executor start-up and a trip through the protocol, as much
 // as the inserts of a few rows, so a batch of 10 (or a combined batch of up
-// to 50) pays it once, as a multi-row insert does. A plain insert: message
+// to 100) pays it once, as a multi-row insert does. A plain insert: message
 // ids are fresh random ones, so a conflict would be another message's id,
 // which the send must not overwrite (it fails instead), and ON CONFLICT
 // would make every insert a speculative one (an extra index probe and WAL

@@ -34,8 +34,8 @@ type queueRes struct {
 	err   error
 }
 
-// inQueueBatch runs op in a batch with the other Standard sends, deletes
-// and fast claims of its queue incarnation and clock.
+// inQueueBatch runs op in a batch with the other sends, deletes and fast
+// claims of its queue incarnation and clock.
 func (s *Store) inQueueBatch(ctx context.Context, name, id string, now time.Time, op queueOp) (queueRes, error) {
 	var size int // messages sent, receipts, or messages asked for
 	switch {
@@ -53,31 +53,35 @@ func (s *Store) inQueueBatch(ctx context.Context, name, id string, now time.Time
 	return res, err
 }
 
-// runQueueBatch runs the Standard sends, deletes and fast claims of one
-// queue incarnation and clock as one pgx.Batch, which PostgreSQL runs in
-// order as one implicit transaction: first the sends' messages in one
-// statement, then the deletes' receipts in one statement, then each claim's
-// own statement, which sees what the sends stored and the deletes freed
-// (READ COMMITTED: each statement's snapshot holds the transaction's
-// changes before it) and what the claims before it took, so no message and
-// no FIFO group goes to two callers. One round trip and one commit serve a
-// queue's producers and consumers where a send's, a delete's and a claim's
-// transactions served them. On a Standard queue the receipts that were not
-// current, if any, are judged after the batch, in a transaction of their
-// own (deletion.finish).
+// runQueueBatch runs the sends, deletes and fast claims of one queue
+// incarnation and clock as one pgx.Batch, which PostgreSQL runs in order as
+// one implicit transaction: first the sends (batchSends), then the
+// deletes' receipts in one statement, then each claim's own statement,
+// which sees what the sends stored and the deletes freed (READ COMMITTED:
+// each statement's snapshot holds the transaction's changes before it) and
+// what the claims before it took, so no message and no FIFO group goes to
+// two callers. One round trip and one commit serve a queue's producers and
+// consumers where a send's, a delete's and a claim's transactions served
+// them. On a Standard queue the receipts that were not current, if any,
+// are judged after the batch, in a transaction of their own
+// (deletion.finish).
 //
-// A Standard send takes no lock but its new rows', so it adds nothing a
-// delete or a claim could wait for.
-//
-// Its delete statement holds and waits for only what a delete of its own
-// would (FIFO group rows in group order, then their messages); its claims
-// take group rows without waiting (SKIP LOCKED) and then wait, if at all,
-// only for messages of the groups they hold. A message move out of a FIFO
+// A Standard send takes no lock but its new rows'. FIFO sends take their
+// groups' and dedup keys' send locks first, in key order, waiting for
+// them, and hold them to the commit. The delete statement then holds and
+// waits for only what a delete of its own would (FIFO group rows in group
+// order, then their messages; it only tries the send locks of the groups
+// it empties); its claims take group rows without waiting (SKIP LOCKED)
+// and then wait, if at all, only for messages of the groups they hold. So
+// two batches wait for locks in one order. A message move out of a FIFO
 // queue locks messages before their groups, so a claim can be part of a
 // cycle with one, in a batch or alone; in a batch it may also hold a group
-// its delete freed, from the moment the delete locked it. PostgreSQL
-// breaks such a cycle after deadlock_timeout and the batch is retried
-// (s.retry).
+// its delete freed, from the moment the delete locked it. A move into a
+// FIFO queue, or a redriving receive, waits for the destination's send
+// locks while it holds the source's groups, so it can close a cycle with
+// a batch that holds those send locks and a transaction that holds the
+// destination's groups and waits for the source. PostgreSQL breaks such a
+// cycle after deadlock_timeout and the batch is retried (s.retry).
 func (s *Store) runQueueBatch(ctx context.Context, _ batchKey, ops []queueOp) ([]queueRes, error) {
 	out := make([]queueRes, len(ops))
 	// One deletion per KeepExpired value (the service gives a queue one).
