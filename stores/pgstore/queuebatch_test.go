@@ -37,6 +37,25 @@ func deleteOp(q *stores.Queue, receipts ...stores.Receipt) queueOp {
 		KeepExpired: q.FIFO}}
 }
 
+// failsOnDeletedQueue deletes q, then runs ops in one batch, each of
+// which must fail with ErrQueueNotFound.
+func failsOnDeletedQueue(t *testing.T, s *Store, q *stores.Queue, ops ...queueOp) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.runQueueBatch(ctx, batchKey{}, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if !errors.Is(r.err, stores.ErrQueueNotFound) {
+			t.Errorf("call %d on a deleted queue: %v, want ErrQueueNotFound", i, r.err)
+		}
+	}
+}
+
 // claimed is the one message a claim got.
 func claimed(t *testing.T, got []stores.ClaimedMessage) stores.ClaimedMessage {
 	t.Helper()
@@ -126,106 +145,7 @@ func TestBatchedDeletesGetTheirOwnOutcomes(t *testing.T) {
 		t.Errorf("claim: %+v, want c", got)
 	}
 
-	if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
-		t.Fatal(err)
-	}
-	res, err = s.runQueueBatch(ctx, batchKey{}, []queueOp{deleteOp(q, stores.Receipt{MessageID: a.ID, Token: a.Token}), claimOp(q, "td")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range res {
-		if !errors.Is(r.err, stores.ErrQueueNotFound) {
-			t.Errorf("call %d on a deleted queue: %v, want ErrQueueNotFound", i, r.err)
-		}
-	}
-}
-
-// Through the store's methods, concurrent receives and deletes of one queue
-// share transactions, and every message is received once, in its group's
-// order, and deleted.
-func TestConsumersShareTransactions(t *testing.T) {
-	s := newTestStore(t)
-	ctx := context.Background()
-	// Every tenth batch waits, so that the calls behind it queue up.
-	var batches, mixed atomic.Int64
-	run := s.queueOps.run
-	s.queueOps.run = func(ctx context.Context, key batchKey, ops []queueOp) ([]queueRes, error) {
-		if batches.Add(1)%10 == 0 {
-			time.Sleep(20 * time.Millisecond)
-		}
-		var dels, claims bool
-		for _, op := range ops {
-			dels, claims = dels || op.del != nil, claims || op.claim.p != nil
-		}
-		if dels && claims {
-			mixed.Add(1)
-		}
-		return run(ctx, key, ops)
-	}
-	q := createQueue(t, s, randomName("q")+".fifo", true)
-	const groups, perGroup = 8, 25
-	var msgs []stores.NewMessage
-	for i := range perGroup {
-		for g := range groups {
-			msgs = append(msgs, newMsg(string(rune('a'+g))+"/"+string(rune('A'+i)), string(rune('a'+g)), randomName("d")))
-		}
-	}
-	for len(msgs) > 0 {
-		n := min(len(msgs), 10)
-		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs[:n]}); err != nil {
-			t.Fatal(err)
-		}
-		msgs = msgs[n:]
-	}
-
-	var mu sync.Mutex
-	last := map[string]string{} // group → body last received
-	received := 0
-	var wg sync.WaitGroup
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for empty := 0; empty < 20; {
-				res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
-					VisibilityTimeout: time.Hour, Token: randomName("t")})
-				if err != nil {
-					t.Errorf("worker %d: %v", w, err)
-					return
-				}
-				if len(res.Messages) == 0 {
-					empty++
-					time.Sleep(5 * time.Millisecond)
-					continue
-				}
-				m := res.Messages[0]
-				mu.Lock()
-				if m.Body <= last[m.GroupID] {
-					t.Errorf("group %s: %s after %s", m.GroupID, m.Body, last[m.GroupID])
-				}
-				last[m.GroupID] = m.Body
-				received++
-				mu.Unlock()
-				// Workers would otherwise keep in step, all claiming, then
-				// all deleting.
-				time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
-				d, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
-					Receipts: []stores.Receipt{{MessageID: m.ID, Token: m.Token}}, KeepExpired: true})
-				if err != nil || d.Outcomes[0] != stores.ReceiptCurrent {
-					t.Errorf("worker %d: delete %v %+v", w, err, d)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if received != groups*perGroup {
-		t.Errorf("received %d messages, want %d", received, groups*perGroup)
-	}
-	if mixed.Load() == 0 {
-		t.Error("no batch held both a delete and a claim")
-	}
-	t.Logf("%d of %d batches held both deletes and claims", mixed.Load(), batches.Load())
+	failsOnDeletedQueue(t, s, q, deleteOp(q, stores.Receipt{MessageID: a.ID, Token: a.Token}), claimOp(q, "td"))
 }
 
 // A batch runs its Standard sends first, then its deletes, then its
@@ -276,23 +196,13 @@ func TestStandardSendsGoFirstInABatch(t *testing.T) {
 		t.Errorf("the claim batched with the sends got %v, want [b c d]", bodies)
 	}
 
-	if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
-		t.Fatal(err)
-	}
-	res, err = s.runQueueBatch(ctx, batchKey{}, []queueOp{sendOp(t, q, newMsg("e", "", "")), claimOp(q, "t3")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range res {
-		if !errors.Is(r.err, stores.ErrQueueNotFound) {
-			t.Errorf("call %d on a deleted queue: %v, want ErrQueueNotFound", i, r.err)
-		}
-	}
+	failsOnDeletedQueue(t, s, q, sendOp(t, q, newMsg("e", "", "")), claimOp(q, "t3"))
 }
 
 // Through the store's methods, concurrent sends, receives and deletes of a
-// queue share transactions, every message sent is received once and
-// deleted, and a FIFO queue's groups keep their order.
+// queue share transactions (batches hold sends with deletes or claims, and
+// deletes with claims), every message sent is received once and deleted,
+// and a FIFO queue's groups keep their order.
 func TestProducersAndConsumersShareTransactions(t *testing.T) {
 	for _, fifo := range []bool{false, true} {
 		name := map[bool]string{false: "standard", true: "fifo"}[fifo]
@@ -303,18 +213,22 @@ func TestProducersAndConsumersShareTransactions(t *testing.T) {
 func producersAndConsumers(t *testing.T, fifo bool) {
 	s := newTestStore(t)
 	ctx := context.Background()
-	var batches, mixed atomic.Int64
+	// Every tenth batch waits, so that the calls behind it queue up.
+	var batches, withSends, delsAndClaims atomic.Int64
 	run := s.queueOps.run
 	s.queueOps.run = func(ctx context.Context, key batchKey, ops []queueOp) ([]queueRes, error) {
 		if batches.Add(1)%10 == 0 {
 			time.Sleep(20 * time.Millisecond)
 		}
-		var sends, others bool
+		var sends, dels, claims bool
 		for _, op := range ops {
-			sends, others = sends || op.send != nil, others || op.send == nil
+			sends, dels, claims = sends || op.send != nil, dels || op.del != nil, claims || op.claim.p != nil
 		}
-		if sends && others {
-			mixed.Add(1)
+		if sends && (dels || claims) {
+			withSends.Add(1)
+		}
+		if dels && claims {
+			delsAndClaims.Add(1)
 		}
 		return run(ctx, key, ops)
 	}
@@ -377,6 +291,9 @@ func producersAndConsumers(t *testing.T, fifo bool) {
 				}
 				last[m.GroupID] = m.Body
 				mu.Unlock()
+				// Consumers would otherwise keep in step, all claiming,
+				// then all deleting.
+				time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
 				d, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID,
 					Receipts: []stores.Receipt{{MessageID: m.ID, Token: m.Token}}, KeepExpired: fifo})
 				if err != nil || d.Outcomes[0] != stores.ReceiptCurrent {
@@ -397,10 +314,14 @@ func producersAndConsumers(t *testing.T, fifo bool) {
 	if len(received) != producers*perProducer {
 		t.Errorf("received %d messages, want %d", len(received), producers*perProducer)
 	}
-	if mixed.Load() == 0 {
+	if withSends.Load() == 0 {
 		t.Error("no batch held both a send and a delete or claim")
 	}
-	t.Logf("%d of %d batches held both sends and deletes or claims", mixed.Load(), batches.Load())
+	if delsAndClaims.Load() == 0 {
+		t.Error("no batch held both a delete and a claim")
+	}
+	t.Logf("of %d batches, %d held sends with deletes or claims, %d deletes and claims",
+		batches.Load(), withSends.Load(), delsAndClaims.Load())
 }
 
 // A FIFO send goes first in its queue's batch too: a claim batched with
@@ -450,18 +371,7 @@ func TestFIFOSendsGoFirstInABatch(t *testing.T) {
 		t.Errorf("the claim batched with the head's delete and a send to its group got %+v, want a2", m)
 	}
 
-	if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
-		t.Fatal(err)
-	}
-	res, err = s.runQueueBatch(ctx, batchKey{}, []queueOp{sendOp(t, q, newMsg("c", "g", "d4")), claimOp(q, "t3")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range res {
-		if !errors.Is(r.err, stores.ErrQueueNotFound) {
-			t.Errorf("call %d on a deleted queue: %v, want ErrQueueNotFound", i, r.err)
-		}
-	}
+	failsOnDeletedQueue(t, s, q, sendOp(t, q, newMsg("c", "g", "d4")), claimOp(q, "t3"))
 }
 
 // A visibility change in a FIFO queue takes the group's row before the
