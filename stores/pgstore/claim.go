@@ -261,7 +261,7 @@ const (
 // attempt id or a redrive: one statement, which also answers NextChange
 // and Contended when it got nothing. Standard claims take it only when no
 // sweep is due (their sweep is in Go, in the general path). Concurrent
-// fast claims and deletes on one queue share a transaction
+// fast claims, sends and deletes on one queue share a transaction
 // (runQueueBatch).
 func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fifo, sweep bool) (*stores.MessageClaimResult, error) {
 	res, err := s.inQueueBatch(ctx, p.QueueName, p.QueueID, p.Now, queueOp{claim: fastClaimReq{p, fifo, sweep}})
