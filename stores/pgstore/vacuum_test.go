@@ -9,8 +9,45 @@ import (
 	"github.com/sluicehq/sluice/stores"
 )
 
+// manualVacuums is how many times VACUUM (not autovacuum) ran on table of
+// schema.
+func manualVacuums(t *testing.T, s *Store, schema, table string) int64 {
+	t.Helper()
+	var n int64
+	err := s.pool.QueryRow(context.Background(), `SELECT coalesce(sum(vacuum_count), 0) FROM pg_stat_user_tables
+		WHERE schemaname = $1 AND relname = $2`, schema, table).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// waitVacuumed waits until VACUUM has run on table, or fails.
+func waitVacuumed(t *testing.T, s *Store, schema, table string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for manualVacuums(t, s, schema, table) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d changes and %d deletions: %d passes, %s not vacuumed",
+				s.changes.Load(), s.deletions.Load(), s.vacuums.Load(), table)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// vacuumDue is the number of changes that calls for a pass over table.
+func vacuumDue(table string) int64 {
+	for _, v := range vacuumTables {
+		if v.name == table {
+			return v.due
+		}
+	}
+	panic("no vacuum threshold for " + table)
+}
+
 // After enough changes the vacuumer VACUUMs fifo_groups of its schema
-// (PostgreSQL records it as a manual vacuum).
+// (PostgreSQL records it as a manual vacuum); messages waits for
+// deletions, which sends alone are not.
 func TestVacuumerVacuumsGroups(t *testing.T) {
 	dsn, schema := newSchema(t)
 	ctx := context.Background()
@@ -20,7 +57,7 @@ func TestVacuumerVacuumsGroups(t *testing.T) {
 	}
 	defer s.Close()
 	q := createQueue(t, s, "v.fifo", true)
-	for i := range vacuumChanges/100 + 1 {
+	for i := range vacuumDue("fifo_groups")/100 + 1 {
 		var msgs []stores.NewMessage
 		for j := range 100 {
 			msgs = append(msgs, newMsg("m", fmt.Sprintf("g%d", j%8), fmt.Sprintf("d%d-%d", i, j)))
@@ -29,22 +66,53 @@ func TestVacuumerVacuumsGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var n int
-		err := s.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_user_tables
-			WHERE schemaname = $1 AND relname = 'fifo_groups' AND vacuum_count > 0`, schema).Scan(&n)
+	waitVacuumed(t, s, schema, "fifo_groups")
+	if n := manualVacuums(t, s, schema, "messages"); n != 0 {
+		t.Errorf("messages vacuumed %d times after sends alone", n)
+	}
+}
+
+// After enough messages are deleted the vacuumer VACUUMs messages too:
+// until then every deleted message's row, and its entry at the front of
+// the queue's sequence index, stays for every receive to walk past.
+func TestVacuumerVacuumsMessages(t *testing.T) {
+	dsn, schema := newSchema(t)
+	ctx := context.Background()
+	s, err := Open(ctx, dsn, Options{Schema: schema, Logger: quietLogger(), MaxConns: 4, VacuumInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	q := createQueue(t, s, "v", false)
+	const page = 500
+	for deleted := int64(0); deleted < vacuumDue("messages"); deleted += page {
+		if n := manualVacuums(t, s, schema, "messages"); n != 0 {
+			t.Fatalf("messages vacuumed after %d of %d deletions", deleted, vacuumDue("messages"))
+		}
+		msgs := make([]stores.NewMessage, page)
+		for i := range msgs {
+			msgs[i] = newMsg("m", "", "")
+		}
+		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: page,
+			VisibilityTimeout: time.Minute, Token: fmt.Sprint("t", deleted)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 1 && s.vacuums.Load() > 0 {
-			return
+		if len(res.Messages) != page {
+			t.Fatalf("claimed %d of %d", len(res.Messages), page)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %d changes: %d passes, fifo_groups vacuumed: %v", s.changes.Load(), s.vacuums.Load(), n == 1)
+		receipts := make([]stores.Receipt, len(res.Messages))
+		for i, m := range res.Messages {
+			receipts[i] = stores.Receipt{MessageID: m.ID, Token: m.Token}
 		}
-		time.Sleep(50 * time.Millisecond)
+		if _, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID, Receipts: receipts}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	waitVacuumed(t, s, schema, "messages")
 }
 
 // A Store with a negative VacuumInterval leaves vacuuming to autovacuum
@@ -58,7 +126,7 @@ func TestVacuumerOff(t *testing.T) {
 	}
 	q := createQueue(t, s, "v", false)
 	var msgs []stores.NewMessage
-	for range vacuumChanges + 1 {
+	for range vacuumDue("fifo_groups") + 1 {
 		msgs = append(msgs, newMsg("m", "", ""))
 	}
 	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs}); err != nil {
