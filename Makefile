@@ -182,6 +182,15 @@ bench-lifecycle: build
 bench-pair:
 	bash infra/bench/pair.sh
 
+# ---- make bench-soak: whether the PostgreSQL store holds its pace over a
+# long steady load (infra/bench/soak.sh: Standard and FIFO batches of 10,
+# five minutes each on a throwaway PostgreSQL, pinned as bench-lifecycle
+# is, reported in 10 s parts beside the size of the messages table). Not
+# part of `make test`; about eleven minutes.
+.PHONY: bench-soak
+bench-soak: build
+	bash infra/bench/soak.sh
+
 # ---- make bench-wakeups: what publishing wake-ups costs the send path
 # (infra/bench/wakeups.sh: local, LISTEN/NOTIFY and Pub/Sub servers on one
 # PostgreSQL, benched in turn). Not part of `make test`; about two minutes.

@@ -62,6 +62,9 @@ type Config struct {
 	BatchFill int
 	Duration  time.Duration
 	Warmup    time.Duration
+	// Every, when set, also reports the window in parts of this length
+	// (Result.Intervals): whether a long run holds its pace.
+	Every time.Duration
 	// Rate is the target of sent messages per second over all producers;
 	// 0 sends as fast as the server acknowledges.
 	Rate        float64
@@ -300,6 +303,7 @@ type Result struct {
 	Billed      *BilledStats    `json:"billed,omitempty"`
 	Counters    *ServerCounters `json:"counters,omitempty"` // the server's /metrics over the window
 	Stored      *StoredStats    `json:"stored,omitempty"`
+	Intervals   []Interval      `json:"intervals,omitempty"` // with Config.Every
 	Interrupted bool            `json:"interrupted,omitempty"`
 	QueueKept   string          `json:"queue_kept,omitempty"` // why the queue could not be deleted
 }
@@ -316,6 +320,14 @@ type StoredStats struct {
 	Messages   int64   `json:"messages"`
 	PerMessage float64 `json:"per_message"`
 	Error      string  `json:"error,omitempty"`
+}
+
+// Interval is one part of the measured window (Config.Every): the
+// lifecycles completed in it per second, from StartSec after the window
+// began.
+type Interval struct {
+	StartSec         float64 `json:"start_sec"`
+	LifecyclesPerSec float64 `json:"lifecycles_per_sec"`
 }
 
 // Checks are the correctness checks of a run.
@@ -439,6 +451,8 @@ type runner struct {
 
 	// counted in the window
 	winSent, winReceived, winDeleted atomic.Int64
+	// deletedIn counts the window's lifecycles by part (Config.Every).
+	deletedIn []atomic.Int64
 
 	receivedBeforeAck, foreign, empty atomic.Int64
 	requests                          sync.Map // action → *atomic.Int64
@@ -455,6 +469,15 @@ func (r *runner) inWindow(t time.Time) bool {
 
 func (r *runner) since(t time.Time) int64 { return int64(t.Sub(r.base)) }
 
+// deletedAt counts n lifecycles completed at done, within the window.
+func (r *runner) deletedAt(done time.Time, n int) {
+	r.winDeleted.Add(int64(n))
+	if len(r.deletedIn) > 0 {
+		i := min(int(done.Sub(r.warmEnd)/r.cfg.Every), len(r.deletedIn)-1)
+		r.deletedIn[i].Add(int64(n))
+	}
+}
+
 func (r *runner) count(action string) {
 	v, ok := r.requests.Load(action)
 	if !ok {
@@ -468,6 +491,9 @@ func (r *runner) run(ctx context.Context) *Result {
 	r.base = time.Now()
 	r.warmEnd = r.base.Add(cfg.Warmup)
 	r.measureEnd = r.warmEnd.Add(cfg.Duration)
+	if cfg.Every > 0 {
+		r.deletedIn = make([]atomic.Int64, (cfg.Duration+cfg.Every-1)/cfg.Every)
+	}
 	r.drain = r.measureEnd.Add(cfg.Drain)
 
 	consCtx, stopConsumers := context.WithCancel(ctx)
@@ -594,7 +620,24 @@ func (r *runner) run(ctx context.Context) *Result {
 	res.CPU, res.PG = w.CPU, w.PG
 	<-storedDone
 	res.Stored = r.stored
+	res.Intervals = r.intervals()
 	return res
+}
+
+// intervals are the window's parts (Config.Every), each logged.
+func (r *runner) intervals() []Interval {
+	var out []Interval
+	for i := range r.deletedIn {
+		start := r.warmEnd.Add(time.Duration(i) * r.cfg.Every)
+		end := start.Add(r.cfg.Every)
+		if end.After(r.measureEnd) {
+			end = r.measureEnd
+		}
+		iv := Interval{StartSec: start.Sub(r.warmEnd).Seconds(), LifecyclesPerSec: float64(r.deletedIn[i].Load()) / end.Sub(start).Seconds()}
+		out = append(out, iv)
+		fmt.Fprintf(r.log, "bench: %4.0fs +%s: %.0f lifecycles/s\n", iv.StartSec, end.Sub(start), iv.LifecyclesPerSec)
+	}
+	return out
 }
 
 // sampleStored reads the queue's stored bytes and its resident messages.
@@ -904,7 +947,7 @@ func (r *runner) deleteAll(ctx context.Context, msgs []types.Message, st *stats)
 			}
 		}
 		if r.inWindow(done) {
-			r.winDeleted.Add(int64(len(out.Successful)))
+			r.deletedAt(done, len(out.Successful))
 		}
 		return
 	}
@@ -924,7 +967,7 @@ func (r *runner) deleteAll(ctx context.Context, msgs []types.Message, st *stats)
 		}
 		r.noteFreed(m, done)
 		if r.inWindow(done) {
-			r.winDeleted.Add(1)
+			r.deletedAt(done, 1)
 		}
 	}
 }

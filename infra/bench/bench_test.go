@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -46,8 +47,9 @@ func TestRun(t *testing.T) {
 		name                  string
 		fifo, batch, longPoll bool
 		rate                  float64
+		every                 time.Duration
 	}{
-		{name: "standard"},
+		{name: "standard", every: 500 * time.Millisecond},
 		{name: "standard-batch", batch: true},
 		{name: "fifo", fifo: true},
 		{name: "fifo-batch", fifo: true, batch: true},
@@ -60,7 +62,7 @@ func TestRun(t *testing.T) {
 			defer cancel()
 			res, err := Run(ctx, Config{
 				Endpoint: srv.URL, Producers: 4, Consumers: 4, Groups: 8, Size: 256,
-				FIFO: tc.fifo, Batch: tc.batch, LongPoll: tc.longPoll, Rate: tc.rate,
+				FIFO: tc.fifo, Batch: tc.batch, LongPoll: tc.longPoll, Rate: tc.rate, Every: tc.every,
 				Warmup: 300 * time.Millisecond, Duration: 1500 * time.Millisecond, Drain: 10 * time.Second,
 				QueuePrefix: "t-" + tc.name, Label: tc.name, Log: &log,
 			})
@@ -95,6 +97,22 @@ func TestRun(t *testing.T) {
 				t.Error("a FIFO run has no pickup from receivable")
 			case tc.fifo && (pr.Count != res.Pickup.Count || pr.P99Ms > res.Pickup.P99Ms || pr.MaxMs > res.Pickup.MaxMs):
 				t.Errorf("pickup from receivable %+v beside pickup %+v", pr, res.Pickup)
+			}
+			// The window's parts: three of 0.5 s, whose lifecycles add up
+			// to the window's.
+			if tc.every > 0 {
+				sum := 0.0
+				for i, iv := range res.Intervals {
+					if want := float64(i) * tc.every.Seconds(); iv.StartSec != want || iv.LifecyclesPerSec <= 0 {
+						t.Errorf("interval %d: %+v, want start %.1f s and lifecycles", i, iv, want)
+					}
+					sum += iv.LifecyclesPerSec * tc.every.Seconds()
+				}
+				if len(res.Intervals) != 3 || math.Abs(sum-float64(res.Lifecycles)) > 0.5 {
+					t.Errorf("%d intervals with %.0f lifecycles in all, want 3 with the window's %d", len(res.Intervals), sum, res.Lifecycles)
+				}
+			} else if res.Intervals != nil {
+				t.Errorf("intervals without Every: %+v", res.Intervals)
 			}
 			if tc.rate > 0 {
 				if max := tc.rate * 1.3; res.SentPerSec > max {

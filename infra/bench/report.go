@@ -60,6 +60,15 @@ func WriteText(w io.Writer, r *Result) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  throughput  %.1f lifecycles/s (sent %.1f/s, received %.1f/s)\n", r.LifecyclesPerSec, r.SentPerSec, r.ReceivedPerSec)
+	if len(r.Intervals) > 0 {
+		rates := make([]float64, len(r.Intervals))
+		for i, iv := range r.Intervals {
+			rates[i] = iv.LifecyclesPerSec
+		}
+		slices.Sort(rates)
+		fmt.Fprintf(w, "  pace        %d parts: slowest %.0f, median %.0f, fastest %.0f lifecycles/s\n",
+			len(rates), rates[0], rates[len(rates)/2], rates[len(rates)-1])
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  latency (ms)\tcount\tp50\tp99\tmax\t")
 	row := func(name string, s Summary) {

@@ -44,6 +44,8 @@ Flags:
   --batch             SendMessageBatch / ReceiveMessage of up to 10 / DeleteMessageBatch
   --duration D        measured window (default 20s)
   --warmup D          unmeasured warm-up before it (default 2s)
+  --every D           also report the lifecycles/s of each part of the window this long
+                      (a long run's pace; logged as each part ends, and in --json's intervals)
   --rate R            target sent messages/s over all producers (default 0: as fast as possible)
   --queue PREFIX      queue name prefix (default bench); a random suffix is added
   --long-poll         receives wait up to 20 s (WaitTimeSeconds=20)
@@ -108,6 +110,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.BoolVar(&c.Batch, "batch", false, "batches of 10")
 	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "measured window")
 	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "warm-up")
+	fs.DurationVar(&c.Every, "every", 0, "report the window in parts this long")
 	fs.Float64Var(&c.Rate, "rate", 0, "target messages/s")
 	fs.StringVar(&c.QueuePrefix, "queue", "bench", "queue name prefix")
 	fs.BoolVar(&c.LongPoll, "long-poll", false, "WaitTimeSeconds=20")
