@@ -10,8 +10,9 @@
 # .tmp/bench-soak.txt.
 #
 #   DURATION (default 300s), EVERY (10s), WORKLOADS ("std-b10 fifo-b10";
-#   also std-b1, fifo-b1), FLAGS, LOAD_CPUS, SERVER_CPUS override; BIN
-#   (default bin/sluice) is the server, e.g. another build to compare.
+#   also std-b1, fifo-b1), FLAGS, LOAD_CPUS, SERVER_CPUS override;
+#   SERVER_BIN (default bin/sluice) is the server, e.g. another build to
+#   compare (the load generator is bin/sluice).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -21,7 +22,8 @@ WORKLOADS=${WORKLOADS:-std-b10 fifo-b10}
 FLAGS=${FLAGS:---producers 8 --consumers 8 --groups 64 --size 1024}
 LOAD_CPUS=${LOAD_CPUS:-0}
 SERVER_CPUS=${SERVER_CPUS:-1}
-BIN=${BIN:-bin/sluice}
+bin=bin/sluice
+SERVER_BIN=${SERVER_BIN:-$bin}
 
 out=.tmp/bench-soak
 rm -rf "$out"
@@ -70,8 +72,8 @@ for wl in $WORKLOADS; do
     done >"$pages"
   ) &
   sampler=$!
-  echo "=== $wl: $BIN bench $FLAGS --duration $DURATION --every $EVERY ${args[*]}"
-  if ! taskset -c "$LOAD_CPUS" "$BIN" bench --label "soak/$wl" --spawn "$dsn" --server-bin "$BIN" \
+  echo "=== $wl: sluice bench $FLAGS --duration $DURATION --every $EVERY ${args[*]} (server: $SERVER_BIN)"
+  if ! taskset -c "$LOAD_CPUS" "$bin" bench --label "soak/$wl" --spawn "$dsn" --server-bin "$SERVER_BIN" \
     --server-cpus "$SERVER_CPUS" --pg-stats "$dsn" --duration "$DURATION" --every "$EVERY" \
     $FLAGS "${args[@]}" --json >"$out/$wl.json" 2>"$out/$wl.log"; then
     echo "=== $wl: FAILED (see $out/$wl.log)"
