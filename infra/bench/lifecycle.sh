@@ -43,35 +43,10 @@ bin=bin/sluice
 out=.tmp/bench-lifecycle
 rm -rf "$out"
 mkdir -p "$out"
-work="$(mktemp -d)"
-chmod 755 "$work"
 goaws_pid=""
-cleanup() {
-  [ -n "$goaws_pid" ] && kill "$goaws_pid" 2>/dev/null || true
-  bash infra/scripts/postgres.sh stop "$work/pg" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if [ "$(nproc)" -lt 2 ]; then
-  echo "bench-lifecycle: needs two CPUs to pin the load generator apart from the servers" >&2
-  exit 1
-fi
-
-# start_pg starts a throwaway cluster in $work/pg and pins it: the
-# postmaster and the processes it already started; the backends it forks
-# later inherit its set.
-start_pg() {
-  echo "=== infra/scripts/postgres.sh start (in $work/pg)"
-  eval "$(env -u DATABASE_URL bash infra/scripts/postgres.sh start "$work/pg" </dev/null)"
-  pg="$DATABASE_URL"
-  local postmaster p
-  postmaster="$(head -1 "$work/pg/data/postmaster.pid")"
-  for p in "$postmaster" $(pgrep -P "$postmaster"); do
-    taskset -a -p -c "$SERVER_CPUS" "$p" >/dev/null
-  done
-}
+on_exit() { [ -z "$goaws_pid" ] || kill "$goaws_pid" 2>/dev/null; }
+# shellcheck source=infra/bench/pinned.sh
+. infra/bench/pinned.sh
 start_pg
 
 # goaws: built once into the cache, when the load generator can speak its

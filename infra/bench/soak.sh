@@ -28,28 +28,11 @@ SERVER_BIN=${SERVER_BIN:-$bin}
 out=.tmp/bench-soak
 rm -rf "$out"
 mkdir -p "$out"
-work="$(mktemp -d)"
-chmod 755 "$work"
 sampler=""
-cleanup() {
-  [ -n "$sampler" ] && kill "$sampler" 2>/dev/null || true
-  bash infra/scripts/postgres.sh stop "$work/pg" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-if [ "$(nproc)" -lt 2 ]; then
-  echo "bench-soak: needs two CPUs to pin the load generator apart from the server" >&2
-  exit 1
-fi
-
-echo "=== infra/scripts/postgres.sh start (in $work/pg)"
-eval "$(env -u DATABASE_URL bash infra/scripts/postgres.sh start "$work/pg" </dev/null)"
-postmaster="$(head -1 "$work/pg/data/postmaster.pid")"
-for p in "$postmaster" $(pgrep -P "$postmaster"); do
-  taskset -a -p -c "$SERVER_CPUS" "$p" >/dev/null
-done
+on_exit() { [ -z "$sampler" ] || kill "$sampler" 2>/dev/null; }
+# shellcheck source=infra/bench/pinned.sh
+. infra/bench/pinned.sh
+start_pg
 
 status=0
 for wl in $WORKLOADS; do

@@ -45,17 +45,25 @@ func vacuumDue(table string) int64 {
 	panic("no vacuum threshold for " + table)
 }
 
+// openVacuuming opens a Store on a schema of its own whose vacuumer looks
+// every 20 ms, closed when the test ends.
+func openVacuuming(t *testing.T) (*Store, string) {
+	t.Helper()
+	dsn, schema := newSchema(t)
+	s, err := Open(context.Background(), dsn, Options{Schema: schema, Logger: quietLogger(), MaxConns: 4, VacuumInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, schema
+}
+
 // After enough changes the vacuumer VACUUMs fifo_groups of its schema
 // (PostgreSQL records it as a manual vacuum); messages waits for
 // deletions, which sends alone are not.
 func TestVacuumerVacuumsGroups(t *testing.T) {
-	dsn, schema := newSchema(t)
+	s, schema := openVacuuming(t)
 	ctx := context.Background()
-	s, err := Open(ctx, dsn, Options{Schema: schema, Logger: quietLogger(), MaxConns: 4, VacuumInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	q := createQueue(t, s, "v.fifo", true)
 	for i := range vacuumDue("fifo_groups")/100 + 1 {
 		var msgs []stores.NewMessage
@@ -76,13 +84,8 @@ func TestVacuumerVacuumsGroups(t *testing.T) {
 // until then every deleted message's row, and its entry at the front of
 // the queue's sequence index, stays for every receive to walk past.
 func TestVacuumerVacuumsMessages(t *testing.T) {
-	dsn, schema := newSchema(t)
+	s, schema := openVacuuming(t)
 	ctx := context.Background()
-	s, err := Open(ctx, dsn, Options{Schema: schema, Logger: quietLogger(), MaxConns: 4, VacuumInterval: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
 	q := createQueue(t, s, "v", false)
 	const page = 500
 	for deleted := int64(0); deleted < vacuumDue("messages"); deleted += page {
