@@ -17,9 +17,9 @@ import (
 //     space until a vacuum records it as free), and a Standard receive walks
 //     the queue's sequence index from its front, over the entry of every
 //     message deleted since the last vacuum. Under a steady load the walk
-//     grows until receives take milliseconds each; on the bench, Standard
-//     batches of 10 fell to a tenth of their throughput for a minute at a
-//     time.
+//     grows until receives take milliseconds each; on the bench (make
+//     bench-soak), Standard batches of 10 fell from 8,310 lifecycles a
+//     second to under 3,000 within four minutes.
 // So the vacuumer VACUUMs each table in passing once this Store has changed
 // enough of its rows since that table's last pass. One instance at a time
 // does it (an advisory lock); a pass that took long pushes the next one
