@@ -74,18 +74,17 @@ func (s *Store) vacuumer(ctx context.Context) {
 			var due []string
 			var seen [len(vacuumTables)]int64
 			for i, t := range vacuumTables {
-				seen[i] = t.changes(s)
-				if seen[i]-last[i] >= t.due {
-					due = append(due, t.name)
+				if n := t.changes(s); n-last[i] >= t.due {
+					due, seen[i] = append(due, t.name), n
 				}
 			}
 			if len(due) == 0 {
 				continue
 			}
 			took := s.vacuum(ctx, due)
-			for i, t := range vacuumTables {
-				if seen[i]-last[i] >= t.due {
-					last[i] = seen[i]
+			for i, n := range seen {
+				if n > 0 { // this pass's tables start counting again
+					last[i] = n
 				}
 			}
 			next = time.Now().Add(vacuumBackoff * took)
