@@ -678,7 +678,7 @@ func (d *deletion) queueFreeing(s *Store, b *pgx.Batch, rest []int) {
 // freed.
 func (d *deletion) finish(ctx context.Context, s *Store) ([]stores.ReceiptOutcome, int, error) {
 	if d.err == nil && len(d.left) > 0 {
-		s.messagesDeleted(d.deleted[0])
+		s.changed(d.deleted[0])
 		d.deleted[0] = 0
 		if err := s.retry(ctx, func() error {
 			b := &pgx.Batch{}
@@ -691,7 +691,7 @@ func (d *deletion) finish(ctx context.Context, s *Store) ([]stores.ReceiptOutcom
 	if d.err != nil {
 		return nil, 0, d.err
 	}
-	s.messagesDeleted(d.deleted[0] + d.deleted[1])
+	s.changed(d.deleted[0] + d.deleted[1])
 	return d.outs, d.freed, nil
 }
 

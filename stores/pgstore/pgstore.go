@@ -92,7 +92,6 @@ type Store struct {
 	fifoByID sync.Map
 
 	changes        atomic.Int64 // rows changed, for the vacuumer
-	deletions      atomic.Int64 // messages deleted, for the vacuumer
 	vacuums        atomic.Int64 // passes run, for tests
 	vacuumInterval time.Duration
 	vacuumDone     chan struct{}

@@ -20,38 +20,54 @@ import (
 //     grows until receives take milliseconds each; on the bench (make
 //     bench-soak), Standard batches of 10 fell from 8,310 lifecycles a
 //     second to under 3,000 within four minutes.
-// So the vacuumer VACUUMs each table in passing once this Store has changed
-// enough of its rows since that table's last pass. One instance at a time
-// does it (an advisory lock); a pass that took long pushes the next one
-// back; TRUNCATE false, because truncating takes an exclusive lock on the
-// table.
+// So the vacuumer VACUUMs each table in passing once it holds enough dead
+// rows. It counts them as PostgreSQL's statistics do (n_dead_tup), which
+// add up the rows every instance's sessions left dead and start again at
+// every pass, whoever ran it: an instance's own count would let N
+// instances sharing a load gather N times the dead rows between passes,
+// and be lost when the instance scales to zero. One instance at a time
+// runs a pass (an advisory lock); the next one, by any instance, waits
+// ten times as long as the last pass this instance ran took; TRUNCATE
+// false, because truncating takes an exclusive lock on the table.
 
 const (
-	vacuumEvery     = 2 * time.Second // at most this often
-	vacuumBackoff   = 10              // the next pass waits 10× the last one's duration
+	vacuumEvery   = 2 * time.Second // looks at most this often
+	vacuumBackoff = 10              // a pass waits 10× the last one's duration after any pass
+	// vacuumQuiet: an instance that changed no rows for this long stops
+	// looking (whoever still changes rows looks). It is longer than a
+	// session may hold its counts back from the statistics (10 s, when
+	// it goes idle within a second of its last report), so the rows an
+	// instance left dead are counted before it stops.
+	vacuumQuiet     = 15 * time.Second
 	vacuumLockSQL   = "SELECT pg_try_advisory_lock(hashtextextended('sluice.pgstore.vacuum:' || coalesce(current_schema(), ''), 0))"
 	vacuumUnlockSQL = "SELECT pg_advisory_unlock(hashtextextended('sluice.pgstore.vacuum:' || coalesce(current_schema(), ''), 0))"
 )
 
 // vacuumTables are the tables the vacuumer looks after, each with the
-// number of rows this Store changes in it that calls for a pass.
+// dead rows in it that call for a pass.
 var vacuumTables = [...]struct {
-	name    string
-	changes func(*Store) int64
-	due     int64
+	name string
+	due  int64
 }{
-	{"fifo_groups", func(s *Store) int64 { return s.changes.Load() }, 2000}, // rows of any table changed: each FIFO one updates a group
-	{"messages", func(s *Store) int64 { return s.deletions.Load() }, 10000}, // messages deleted
+	{"fifo_groups", 2000},
+	{"messages", 5000},
 }
 
-// changed counts rows this Store changed, for the vacuumer.
+// vacuumLookSQL reads, for the vacuumer, each table's dead rows and the
+// seconds since the last VACUUM of either ended (NULL if none did), in
+// the store's schema (search_path).
+var vacuumLookSQL = func() string {
+	var dead, last []string
+	for _, t := range vacuumTables {
+		dead = append(dead, "pg_stat_get_dead_tuples('"+t.name+"'::regclass)")
+		last = append(last, "pg_stat_get_last_vacuum_time('"+t.name+"'::regclass)")
+	}
+	return "SELECT ARRAY[" + strings.Join(dead, ", ") + "], extract(epoch FROM now() - greatest(" + strings.Join(last, ", ") + "))::float8"
+}()
+
+// changed counts rows this Store changed: while it changes some, its
+// vacuumer looks.
 func (s *Store) changed(n int) { s.changes.Add(int64(n)) }
-
-// messagesDeleted counts messages this Store deleted (and counts them as changes).
-func (s *Store) messagesDeleted(n int) {
-	s.deletions.Add(int64(n))
-	s.changed(n)
-}
 
 // vacuumer runs until ctx ends.
 func (s *Store) vacuumer(ctx context.Context) {
@@ -61,49 +77,66 @@ func (s *Store) vacuumer(ctx context.Context) {
 	}
 	tick := time.NewTicker(s.vacuumInterval)
 	defer tick.Stop()
-	var last [len(vacuumTables)]int64
-	next := time.Time{}
+	var seen int64         // s.changes at the last look
+	var active time.Time   // when a look last found it moved
+	var took time.Duration // the last pass this instance ran
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-tick.C:
-			if now.Before(next) {
+			if n := s.changes.Load(); n != seen {
+				seen, active = n, now
+			}
+			if now.Sub(active) > vacuumQuiet {
 				continue
 			}
-			var due []string
-			var seen [len(vacuumTables)]int64
-			for i, t := range vacuumTables {
-				if n := t.changes(s); n-last[i] >= t.due {
-					due, seen[i] = append(due, t.name), n
-				}
-			}
+			due := s.vacuumDue(ctx, vacuumBackoff*took)
 			if len(due) == 0 {
 				continue
 			}
-			took := s.vacuum(ctx, due)
-			for i, n := range seen {
-				if n > 0 { // this pass's tables start counting again
-					last[i] = n
-				}
+			if d, ran := s.vacuum(ctx, due); ran {
+				took = d
 			}
-			next = time.Now().Add(vacuumBackoff * took)
 		}
 	}
 }
 
+// vacuumDue returns the tables whose dead rows call for a pass, none if a
+// pass ended less than wait ago.
+func (s *Store) vacuumDue(ctx context.Context, wait time.Duration) []string {
+	var dead []int64
+	var since *float64
+	if err := s.pool.QueryRow(ctx, vacuumLookSQL).Scan(&dead, &since); err != nil {
+		if ctx.Err() == nil {
+			s.log.Debug("pgstore: vacuum look", "err", err)
+		}
+		return nil
+	}
+	if since != nil && *since < wait.Seconds() {
+		return nil
+	}
+	var due []string
+	for i, t := range vacuumTables {
+		if dead[i] >= t.due {
+			due = append(due, t.name)
+		}
+	}
+	return due
+}
+
 // vacuum runs one pass over tables unless another instance is running
-// one, and returns how long it took.
-func (s *Store) vacuum(ctx context.Context, tables []string) time.Duration {
+// one, and returns how long it took and whether it ran.
+func (s *Store) vacuum(ctx context.Context, tables []string) (time.Duration, bool) {
 	start := time.Now()
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return 0
+		return 0, false
 	}
 	defer conn.Release()
 	var got bool
 	if err := conn.QueryRow(ctx, vacuumLockSQL).Scan(&got); err != nil || !got {
-		return 0
+		return 0, false
 	}
 	if _, err := conn.Exec(ctx, "VACUUM (SKIP_LOCKED, TRUNCATE false) "+strings.Join(tables, ", ")); err != nil && ctx.Err() == nil {
 		s.log.Debug("pgstore: vacuum", "err", err)
@@ -112,5 +145,5 @@ func (s *Store) vacuum(ctx context.Context, tables []string) time.Duration {
 		conn.Conn().Close(context.Background()) // the lock goes with the session
 	}
 	s.vacuums.Add(1)
-	return time.Since(start)
+	return time.Since(start), true
 }

@@ -22,20 +22,43 @@ func manualVacuums(t *testing.T, s *Store, schema, table string) int64 {
 	return n
 }
 
-// waitVacuumed waits until VACUUM has run on table, or fails.
-func waitVacuumed(t *testing.T, s *Store, schema, table string) {
+// deadRows is how many dead rows PostgreSQL's statistics show in table
+// of schema.
+func deadRows(t *testing.T, s *Store, schema, table string) int64 {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for manualVacuums(t, s, schema, table) == 0 {
+	var n int64
+	err := s.pool.QueryRow(context.Background(), `SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables
+		WHERE schemaname = $1 AND relname = $2`, schema, table).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// statsLag bounds how long a session may hold its counts back from the
+// statistics (10 s once idle), with room.
+const statsLag = 20 * time.Second
+
+// waitStats waits until cond holds, the statistics given time to catch up,
+// or fails with what.
+func waitStats(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(statsLag)
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("after %d changes and %d deletions: %d passes, %s not vacuumed",
-				s.changes.Load(), s.deletions.Load(), s.vacuums.Load(), table)
+			t.Fatal(what)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// vacuumDue is the number of changes that calls for a pass over table.
+// waitVacuumed waits until VACUUM has run on table, or fails.
+func waitVacuumed(t *testing.T, s *Store, schema, table string) {
+	t.Helper()
+	waitStats(t, table+" not vacuumed", func() bool { return manualVacuums(t, s, schema, table) > 0 })
+}
+
+// vacuumDue is the number of dead rows that calls for a pass over table.
 func vacuumDue(table string) int64 {
 	for _, v := range vacuumTables {
 		if v.name == table {
@@ -45,11 +68,14 @@ func vacuumDue(table string) int64 {
 	panic("no vacuum threshold for " + table)
 }
 
-// openVacuuming opens a Store on a schema of its own whose vacuumer looks
-// every 20 ms, closed when the test ends.
-func openVacuuming(t *testing.T) (*Store, string) {
+// openVacuuming opens a Store on schema (a new one if empty) whose
+// vacuumer looks every 20 ms, closed when the test ends.
+func openVacuuming(t *testing.T, schema string) (*Store, string) {
 	t.Helper()
-	dsn, schema := newSchema(t)
+	dsn := databaseURL(t)
+	if schema == "" {
+		dsn, schema = newSchema(t)
+	}
 	s, err := Open(context.Background(), dsn, Options{Schema: schema, Logger: quietLogger(), MaxConns: 4, VacuumInterval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -58,85 +84,120 @@ func openVacuuming(t *testing.T) (*Store, string) {
 	return s, schema
 }
 
-// After enough changes the vacuumer VACUUMs fifo_groups of its schema
-// (PostgreSQL records it as a manual vacuum); messages waits for
-// deletions, which sends alone are not.
-func TestVacuumerVacuumsGroups(t *testing.T) {
-	s, schema := openVacuuming(t)
+// lifecycles sends, receives and deletes n messages on q, a page at a
+// time; on a FIFO queue the messages go in 8 groups and are received 10
+// at a time.
+func lifecycles(t *testing.T, s *Store, q *stores.Queue, n int) {
+	t.Helper()
 	ctx := context.Background()
-	q := createQueue(t, s, "v.fifo", true)
-	for i := range vacuumDue("fifo_groups")/100 + 1 {
-		var msgs []stores.NewMessage
-		for j := range 100 {
-			msgs = append(msgs, newMsg("m", fmt.Sprintf("g%d", j%8), fmt.Sprintf("d%d-%d", i, j)))
+	const page = 500
+	for done := 0; done < n; done += page {
+		msgs := make([]stores.NewMessage, min(page, n-done))
+		for i := range msgs {
+			msgs[i] = newMsg("m", "", "")
+			if q.FIFO {
+				msgs[i] = newMsg("m", fmt.Sprint("g", i%8), randomName("d"))
+			}
 		}
 		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	waitVacuumed(t, s, schema, "fifo_groups")
-	if n := manualVacuums(t, s, schema, "messages"); n != 0 {
-		t.Errorf("messages vacuumed %d times after sends alone", n)
+		most := len(msgs)
+		if q.FIFO {
+			most = 10
+		}
+		for claimed := 0; claimed < len(msgs); {
+			res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: most,
+				VisibilityTimeout: time.Minute, Token: randomName("t")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Messages) == 0 {
+				t.Fatalf("claimed %d of %d", claimed, len(msgs))
+			}
+			claimed += len(res.Messages)
+			receipts := make([]stores.Receipt, len(res.Messages))
+			for i, m := range res.Messages {
+				receipts[i] = stores.Receipt{MessageID: m.ID, Token: m.Token}
+			}
+			if _, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID, Receipts: receipts}); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
 
-// After enough messages are deleted the vacuumer VACUUMs messages too:
-// until then every deleted message's row, and its entry at the front of
-// the queue's sequence index, stays for every receive to walk past.
-func TestVacuumerVacuumsMessages(t *testing.T) {
-	s, schema := openVacuuming(t)
-	ctx := context.Background()
-	q := createQueue(t, s, "v", false)
-	const page = 500
-	for deleted := int64(0); deleted < vacuumDue("messages"); deleted += page {
-		if n := manualVacuums(t, s, schema, "messages"); n != 0 {
-			t.Fatalf("messages vacuumed after %d of %d deletions", deleted, vacuumDue("messages"))
-		}
-		msgs := make([]stores.NewMessage, page)
-		for i := range msgs {
-			msgs[i] = newMsg("m", "", "")
-		}
-		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs}); err != nil {
-			t.Fatal(err)
-		}
-		res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: page,
-			VisibilityTimeout: time.Minute, Token: fmt.Sprint("t", deleted)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Messages) != page {
-			t.Fatalf("claimed %d of %d", len(res.Messages), page)
-		}
-		receipts := make([]stores.Receipt, len(res.Messages))
-		for i, m := range res.Messages {
-			receipts[i] = stores.Receipt{MessageID: m.ID, Token: m.Token}
-		}
-		if _, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID, Receipts: receipts}); err != nil {
-			t.Fatal(err)
-		}
+// The vacuumer VACUUMs fifo_groups of its schema (PostgreSQL records it
+// as a manual vacuum) once it holds enough dead rows, and not before.
+func TestVacuumerVacuumsGroups(t *testing.T) {
+	s, schema := openVacuuming(t, "")
+	q := createQueue(t, s, "v.fifo", true)
+	// Every receive and delete updates the rows of its groups.
+	lifecycles(t, s, q, 100)
+	waitStats(t, "group updates not counted", func() bool {
+		return deadRows(t, s, schema, "fifo_groups") > 0 || manualVacuums(t, s, schema, "fifo_groups") > 0
+	})
+	time.Sleep(10 * 20 * time.Millisecond) // ten looks
+	if dead := deadRows(t, s, schema, "fifo_groups"); dead >= vacuumDue("fifo_groups") {
+		t.Fatalf("%d dead rows: too many to see that the vacuumer waits", dead)
 	}
+	if n := manualVacuums(t, s, schema, "fifo_groups"); n != 0 {
+		t.Fatalf("fifo_groups vacuumed before it held %d dead rows", vacuumDue("fifo_groups"))
+	}
+	for manualVacuums(t, s, schema, "fifo_groups") == 0 && deadRows(t, s, schema, "fifo_groups") < vacuumDue("fifo_groups") {
+		lifecycles(t, s, q, 500)
+	}
+	waitVacuumed(t, s, schema, "fifo_groups")
+}
+
+// The vacuumer VACUUMs messages once it holds enough dead rows, and not
+// before: until then every deleted message's row, and its entry at the
+// front of the queue's sequence index, stays for every receive to walk
+// past.
+func TestVacuumerVacuumsMessages(t *testing.T) {
+	s, schema := openVacuuming(t, "")
+	q := createQueue(t, s, "v", false)
+	quarter := int(vacuumDue("messages") / 4) // at most two dead rows each: the claim's version, the delete
+	lifecycles(t, s, q, quarter)
+	waitStats(t, "deletions not counted", func() bool {
+		return deadRows(t, s, schema, "messages") >= int64(quarter) || manualVacuums(t, s, schema, "messages") > 0
+	})
+	time.Sleep(10 * 20 * time.Millisecond) // ten looks
+	if n := manualVacuums(t, s, schema, "messages"); n != 0 {
+		t.Fatalf("messages vacuumed before it held %d dead rows", vacuumDue("messages"))
+	}
+	lifecycles(t, s, q, int(vacuumDue("messages")))
 	waitVacuumed(t, s, schema, "messages")
+}
+
+// Dead rows count whichever instance left them: two instances that share
+// a load, each deleting fewer messages than call for a pass, get one
+// between them.
+func TestVacuumerCountsEveryInstance(t *testing.T) {
+	a, schema := openVacuuming(t, "")
+	b, _ := openVacuuming(t, schema)
+	q := createQueue(t, a, "v", false)
+	half := int(vacuumDue("messages"))*3/5 - int(vacuumDue("messages"))*3/5%500
+	for range half / 500 {
+		lifecycles(t, a, q, 500)
+		lifecycles(t, b, q, 500)
+	}
+	waitVacuumed(t, a, schema, "messages")
 }
 
 // A Store with a negative VacuumInterval leaves vacuuming to autovacuum
 // (and does not hand the negative interval to a ticker, which panics).
 func TestVacuumerOff(t *testing.T) {
 	dsn, schema := newSchema(t)
-	ctx := context.Background()
-	s, err := Open(ctx, dsn, Options{Schema: schema, Logger: quietLogger(), MaxConns: 4, VacuumInterval: -1})
+	s, err := Open(context.Background(), dsn, Options{Schema: schema, Logger: quietLogger(), MaxConns: 4, VacuumInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close()
 	q := createQueue(t, s, "v", false)
-	var msgs []stores.NewMessage
-	for range vacuumDue("fifo_groups") + 1 {
-		msgs = append(msgs, newMsg("m", "", ""))
-	}
-	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs}); err != nil {
-		t.Fatal(err)
-	}
+	lifecycles(t, s, q, int(vacuumDue("messages")))
+	waitStats(t, "deletions not counted", func() bool { return deadRows(t, s, schema, "messages") >= vacuumDue("messages") })
 	time.Sleep(100 * time.Millisecond)
-	s.Close()
 	if n := s.vacuums.Load(); n != 0 {
 		t.Errorf("%d vacuum passes with the vacuumer off", n)
 	}
