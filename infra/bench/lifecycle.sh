@@ -18,11 +18,15 @@
 #              module proxy), beside mem-query: sluice on mem:// over the
 #              same protocol
 # Workloads: fifo-b1, std-b1, fifo-b10, std-b10 (b10: batches of 10).
+# Before each run of a store that writes to disk, what the runs before it
+# wrote is flushed (settle): otherwise its write-back lands in that run,
+# whose commits wait on the same disk.
 # Then, unless SHORT, a FIFO long poll at half each store's FIFO peak, for
 # the pickup p99, in as many rounds. Results: .tmp/bench-lifecycle/*.json, the table in
 # .tmp/bench-lifecycle.txt.
 #
 #   SHORT=1     one round of 3 s windows, no long polls (about two minutes)
+#   WORKLOADS   some of the four (the long polls need fifo-b1)
 #   ROUNDS, DURATION, WARMUP, FLAGS, LOAD_CPUS, SERVER_CPUS override.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -34,6 +38,7 @@ ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-15s}
 WARMUP=${WARMUP:-3s}
 LONGPOLL=${LONGPOLL:-1}
+WORKLOADS=${WORKLOADS:-fifo-b1 std-b1 fifo-b10 std-b10}
 FLAGS=${FLAGS:---producers 8 --consumers 8 --groups 64 --size 1024}
 LOAD_CPUS=${LOAD_CPUS:-0}
 SERVER_CPUS=${SERVER_CPUS:-1}
@@ -92,7 +97,6 @@ paced() {
   if [ -z "$rate" ] || [ "$rate" -lt 1 ]; then echo "=== $label: no rate to hold"; status=1; return; fi
   one "$label" --spawn mem:// --server-cpus "$SERVER_CPUS" --rate "$rate" "$@"
 }
-checkpoint() { psql -q -X "$pg" -c CHECKPOINT >/dev/null; }
 
 start_goaws() {
   local port=$((20000 + RANDOM % 20000))
@@ -120,19 +124,20 @@ EOF
 stop_goaws() { kill "$goaws_pid" 2>/dev/null || true; wait "$goaws_pid" 2>/dev/null || true; goaws_pid=""; }
 
 for round in $(seq "$ROUNDS"); do
-  for wl in fifo-b1 std-b1 fifo-b10 std-b10; do
+  for wl in $WORKLOADS; do
     args=()
     case "$wl" in fifo-*) args+=(--fifo) ;; esac
     case "$wl" in *-b10) args+=(--batch) ;; esac
     echo "=== round $round/$ROUNDS, $wl"
     one "mem/$wl" --spawn mem:// --server-cpus "$SERVER_CPUS" "${args[@]}"
+    settle
     one "embedded/$wl" --spawn "file://$work/embedded-$n" --server-cpus "$SERVER_CPUS" "${args[@]}"
     paced "mem@embedded/$wl" "${args[@]}"
-    checkpoint
+    settle
     one "postgres/$wl" --spawn "$pg" --server-cpus "$SERVER_CPUS" --pg-stats "$pg" "${args[@]}"
     paced "mem@postgres/$wl" "${args[@]}"
     case "$wl" in fifo-*)
-      checkpoint
+      settle
       one "sql-queue/${wl#fifo-}" --sql-queue "$pg" "${args[@]}"
       ;;
     esac
@@ -162,8 +167,9 @@ if [ "$LONGPOLL" = 1 ]; then
       case "$sys" in
         mem) store=mem:// ;;
         embedded) store="file://$work/embedded-lp-$r" ;;
-        postgres) store="$pg"; checkpoint ;;
+        postgres) store="$pg" ;;
       esac
+      settle
       one "$sys/longpoll" --spawn "$store" --server-cpus "$SERVER_CPUS" --fifo --long-poll --rate "$peak"
     done
   done

@@ -2,7 +2,7 @@
 # the servers and PostgreSQL to SERVER_CPUS (lifecycle.sh, soak.sh), after
 # they set SERVER_CPUS: a work directory ($work) removed on exit, with
 # the throwaway PostgreSQL in it stopped (and first, when the script
-# defines it, its own on_exit), and start_pg.
+# defines it, its own on_exit), start_pg and settle.
 
 if [ "$(nproc)" -lt 2 ]; then
   echo "$(basename "$0"): needs two CPUs to pin the load generator apart from the servers" >&2
@@ -31,4 +31,12 @@ start_pg() {
   for p in "$postmaster" $(pgrep -P "$postmaster"); do
     taskset -a -p -c "$SERVER_CPUS" "$p" >/dev/null
   done
+}
+
+# settle writes out what the runs before wrote (PostgreSQL's dirty pages,
+# then the page cache), so that its write-back does not land in the next
+# run, whose commits wait on the same disk.
+settle() {
+  psql -q -X "$pg" -c CHECKPOINT >/dev/null
+  sync
 }

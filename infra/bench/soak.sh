@@ -4,9 +4,9 @@
 # dead rows of deleted messages until a vacuum removes them, autovacuum
 # looks at a database at most once a minute, and the cost of what it left
 # shows over minutes. For each workload, one run of DURATION against a
-# throwaway cluster (pinned as bench-lifecycle pins it), reported in parts
-# of EVERY (lifecycles/s), with the heap pages of `messages` sampled as it
-# goes. Results: .tmp/bench-soak/*.json and *.pages, the summary in
+# throwaway cluster (pinned as bench-lifecycle pins it, and settled after
+# the workload before), reported in parts of EVERY (lifecycles/s), with
+# the heap pages of `messages` sampled as it goes. Results: .tmp/bench-soak/*.json and *.pages, the summary in
 # .tmp/bench-soak.txt.
 #
 #   DURATION (default 300s), EVERY (10s), WORKLOADS ("std-b10 fifo-b10";
@@ -47,6 +47,7 @@ for wl in $WORKLOADS; do
   # weigh on the next.
   db="soak_${wl//-/_}"
   psql -q -X "$DATABASE_URL" -c "CREATE DATABASE $db"
+  settle
   dsn="$(printf '%s' "$DATABASE_URL" | sed -E "s#/[^/?]*(\\?|\$)#/$db\\1#")"
   pages="$out/$wl.pages"
   (
