@@ -9,12 +9,12 @@ import (
 	"github.com/sluicehq/sluice/stores"
 )
 
-// manualVacuums is how many times VACUUM (not autovacuum) ran on table of
+// tableStat is a counter of pg_stat_user_tables (column) for table of
 // schema.
-func manualVacuums(t *testing.T, s *Store, schema, table string) int64 {
+func tableStat(t *testing.T, s *Store, schema, table, column string) int64 {
 	t.Helper()
 	var n int64
-	err := s.pool.QueryRow(context.Background(), `SELECT coalesce(sum(vacuum_count), 0) FROM pg_stat_user_tables
+	err := s.pool.QueryRow(context.Background(), `SELECT coalesce(sum(`+column+`), 0) FROM pg_stat_user_tables
 		WHERE schemaname = $1 AND relname = $2`, schema, table).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
@@ -22,17 +22,18 @@ func manualVacuums(t *testing.T, s *Store, schema, table string) int64 {
 	return n
 }
 
+// manualVacuums is how many times VACUUM (not autovacuum) ran on table of
+// schema.
+func manualVacuums(t *testing.T, s *Store, schema, table string) int64 {
+	t.Helper()
+	return tableStat(t, s, schema, table, "vacuum_count")
+}
+
 // deadRows is how many dead rows PostgreSQL's statistics show in table
 // of schema.
 func deadRows(t *testing.T, s *Store, schema, table string) int64 {
 	t.Helper()
-	var n int64
-	err := s.pool.QueryRow(context.Background(), `SELECT coalesce(sum(n_dead_tup), 0) FROM pg_stat_user_tables
-		WHERE schemaname = $1 AND relname = $2`, schema, table).Scan(&n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return tableStat(t, s, schema, table, "n_dead_tup")
 }
 
 // statsLag bounds how long a session may hold its counts back from the
