@@ -80,6 +80,11 @@ type Config struct {
 	// have not been received yet, so a run measures a steady state instead
 	// of an ever-growing queue; default 1000.
 	MaxBacklog int
+	// Resident, when set, fills a second queue of the same kind with this
+	// many messages before the warm-up and leaves them unread until the
+	// run ends (ResidentStats): the window then runs beside a deep backlog
+	// in the same store.
+	Resident int
 	// Drain is how long the consumers may take, once the producers stopped,
 	// to receive the messages still queued; default 60s.
 	Drain time.Duration
@@ -186,6 +191,8 @@ func (c *Config) normalize() error {
 		return errors.New("rate must not be negative")
 	case c.MaxBacklog < 1:
 		return errors.New("max backlog must be positive")
+	case c.Resident < 0:
+		return errors.New("resident messages must not be negative")
 	case c.WaitTimeSeconds < 1 || c.WaitTimeSeconds > 20:
 		return fmt.Errorf("bad WaitTimeSeconds %d: 1 to 20", c.WaitTimeSeconds)
 	}
@@ -303,6 +310,7 @@ type Result struct {
 	Billed      *BilledStats    `json:"billed,omitempty"`
 	Counters    *ServerCounters `json:"counters,omitempty"` // the server's /metrics over the window
 	Stored      *StoredStats    `json:"stored,omitempty"`
+	Resident    *ResidentStats  `json:"resident,omitempty"`  // Config.Resident's backlog
 	Intervals   []Interval      `json:"intervals,omitempty"` // with Config.Every
 	Interrupted bool            `json:"interrupted,omitempty"`
 	QueueKept   string          `json:"queue_kept,omitempty"` // why the queue could not be deleted
@@ -398,15 +406,31 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 
+	var residentURL string
+	var resident *ResidentStats
+	if cfg.Resident > 0 {
+		residentURL, resident = r.fillResident(ctx, name, attrs)
+		if resident.Error != "" {
+			r.deleteQueue(ctx, r.queueURL)
+			if residentURL != "" {
+				r.deleteQueue(ctx, residentURL)
+			}
+			return nil, fmt.Errorf("filling the resident queue: %s", resident.Error)
+		}
+	}
+
 	res := r.run(ctx)
 	res.Queue = name
+	res.Resident = resident
 
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
-	if _, err := r.client.DeleteQueue(dctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(r.queueURL)}); err != nil {
+	if err := r.deleteQueue(ctx, r.queueURL); err != nil {
 		res.QueueKept = err.Error()
-		fmt.Fprintf(r.log, "bench: warning: could not delete queue %s: %v\n", name, err)
 	}
-	cancel()
+	if residentURL != "" {
+		if err := r.deleteQueue(ctx, residentURL); err != nil {
+			resident.Kept = err.Error()
+		}
+	}
 	if cfg.ServerPID > 0 {
 		if res.Server == nil {
 			res.Server = &ServerStats{PID: cfg.ServerPID}
@@ -418,6 +442,18 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// deleteQueue deletes a queue the run created, even when ctx was
+// cancelled, and logs why it could not.
+func (r *runner) deleteQueue(ctx context.Context, url string) error {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
+	defer cancel()
+	_, err := r.client.DeleteQueue(dctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+	if err != nil {
+		fmt.Fprintf(r.log, "bench: warning: could not delete queue %s: %v\n", url, err)
+	}
+	return err
 }
 
 func randomID() string {

@@ -12,11 +12,15 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/functions/httpapi"
@@ -135,6 +139,74 @@ func TestQueuesCleanedUp(t *testing.T) {
 	}
 	if len(out.QueueUrls) != 0 {
 		t.Errorf("queues left: %v", out.QueueUrls)
+	}
+}
+
+// TestResident: the backlog is in a second queue for the whole run,
+// never reaches the run's consumers, and goes with the run.
+func TestResident(t *testing.T) {
+	srv := newServer(t)
+	for _, fifo := range []bool{false, true} {
+		t.Run(fmt.Sprint("fifo=", fifo), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			prefix := fmt.Sprint("res-", fifo)
+			client := NewClient(srv.URL, nil)
+			// Watch the resident queue's depth while the run goes on.
+			var seen sync.Map // queue URL → most messages seen
+			watchCtx, stopWatch := context.WithCancel(ctx)
+			var watch sync.WaitGroup
+			watch.Go(func() {
+				for watchCtx.Err() == nil {
+					out, err := client.ListQueues(watchCtx, &sqs.ListQueuesInput{QueueNamePrefix: aws.String(prefix)})
+					if err == nil {
+						for _, u := range out.QueueUrls {
+							a, err := client.GetQueueAttributes(watchCtx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(u),
+								AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}})
+							if err != nil {
+								continue
+							}
+							n, _ := strconv.Atoi(a.Attributes["ApproximateNumberOfMessages"])
+							if old, ok := seen.Load(u); !ok || n > old.(int) {
+								seen.Store(u, n)
+							}
+						}
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			})
+			res, err := Run(ctx, Config{Endpoint: srv.URL, Producers: 3, Consumers: 2, Groups: 4, Size: 100, FIFO: fifo,
+				Resident: 1234, Warmup: 100 * time.Millisecond, Duration: 500 * time.Millisecond, QueuePrefix: prefix})
+			stopWatch()
+			watch.Wait()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.OK() || res.Checks.Sent == 0 {
+				t.Errorf("run not OK beside the backlog: sent %d, foreign %d, errors %d %v", res.Checks.Sent, res.Checks.Foreign, res.Errors, res.ErrorSamples)
+			}
+			r := res.Resident
+			if r == nil || r.Messages != 1234 || r.Error != "" || r.Kept != "" {
+				t.Fatalf("resident %+v, want 1234 messages sent and the queue deleted", r)
+			}
+			if fifo != strings.HasSuffix(r.Queue, "-resident.fifo") || !strings.Contains(r.Queue, "-resident") {
+				t.Errorf("resident queue %q", r.Queue)
+			}
+			most := 0
+			seen.Range(func(u, n any) bool {
+				if strings.Contains(u.(string), "-resident") {
+					most = max(most, n.(int))
+				}
+				return true
+			})
+			if most != 1234 {
+				t.Errorf("the resident queue held at most %d messages while the run went on, want 1234", most)
+			}
+			out, err := client.ListQueues(ctx, &sqs.ListQueuesInput{QueueNamePrefix: aws.String(prefix)})
+			if err != nil || len(out.QueueUrls) != 0 {
+				t.Errorf("queues left: %v (%v)", out, err)
+			}
+		})
 	}
 }
 

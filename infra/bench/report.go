@@ -95,6 +95,9 @@ func WriteText(w io.Writer, r *Result) {
 				s.Bytes, s.Messages, s.PerMessage, s.EmptyBytes)
 		}
 	}
+	if s := r.Resident; s != nil {
+		fmt.Fprintf(w, "  resident    %d messages in %s, sent before the warm-up in %.1f s (%.0f/s)\n", s.Messages, s.Queue, s.FillSec, s.SentPerSec)
+	}
 	fmt.Fprintf(w, "  errors      %d", r.Errors)
 	for _, a := range slices.Sorted(maps.Keys(r.ErrorsByAction)) {
 		fmt.Fprintf(w, " [%s %d]", a, r.ErrorsByAction[a])
@@ -163,6 +166,9 @@ func WriteText(w io.Writer, r *Result) {
 	}
 	if r.QueueKept != "" {
 		fmt.Fprintf(w, "  warning     the queue was not deleted: %s\n", r.QueueKept)
+	}
+	if r.Resident != nil && r.Resident.Kept != "" {
+		fmt.Fprintf(w, "  warning     the resident queue was not deleted: %s\n", r.Resident.Kept)
 	}
 	if r.Interrupted {
 		fmt.Fprintln(w, "  interrupted")

@@ -11,6 +11,9 @@
 #
 #   DURATION (default 300s), EVERY (10s), WORKLOADS ("std-b10 fifo-b10";
 #   also std-b1, fifo-b1), FLAGS, LOAD_CPUS, SERVER_CPUS override;
+#   RESIDENT=N first fills a second queue of the workload's kind with N
+#   messages that stay unread through the window (a deep backlog in the
+#   same tables: sluice bench --resident; the pages sampled include it);
 #   SERVER_BIN (default bin/sluice) is the server, e.g. another build to
 #   compare (the load generator is bin/sluice).
 set -euo pipefail
@@ -19,6 +22,7 @@ cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-300s}
 EVERY=${EVERY:-10s}
 WORKLOADS=${WORKLOADS:-std-b10 fifo-b10}
+RESIDENT=${RESIDENT:-0}
 FLAGS=${FLAGS:---producers 8 --consumers 8 --groups 64 --size 1024}
 LOAD_CPUS=${LOAD_CPUS:-0}
 SERVER_CPUS=${SERVER_CPUS:-1}
@@ -56,10 +60,10 @@ for wl in $WORKLOADS; do
     done >"$pages"
   ) &
   sampler=$!
-  echo "=== $wl: sluice bench $FLAGS --duration $DURATION --every $EVERY ${args[*]} (server: $SERVER_BIN)"
+  echo "=== $wl: sluice bench $FLAGS --duration $DURATION --every $EVERY --resident $RESIDENT ${args[*]} (server: $SERVER_BIN)"
   if ! taskset -c "$LOAD_CPUS" "$bin" bench --label "soak/$wl" --spawn "$dsn" --server-bin "$SERVER_BIN" \
     --server-cpus "$SERVER_CPUS" --pg-stats "$dsn" --duration "$DURATION" --every "$EVERY" \
-    $FLAGS "${args[@]}" --json >"$out/$wl.json" 2>"$out/$wl.log"; then
+    --resident "$RESIDENT" $FLAGS "${args[@]}" --json >"$out/$wl.json" 2>"$out/$wl.log"; then
     echo "=== $wl: FAILED (see $out/$wl.log)"
     status=1
   fi

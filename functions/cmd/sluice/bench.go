@@ -50,6 +50,8 @@ Flags:
   --queue PREFIX      queue name prefix (default bench); a random suffix is added
   --long-poll         receives wait up to 20 s (WaitTimeSeconds=20)
   --max-backlog N     producers pause while N sent messages are not received yet (default 1000)
+  --resident N        first fill a second queue of the same kind with N messages that nobody
+                      receives until the run ends (a deep backlog beside the measured queue)
   --drain D           how long consumers may take to get the rest after the window (default 60s)
   --ceiling DSN       also measure PostgreSQL at DSN alone with producers+consumers connections
                       (one-row INSERT … RETURNING + DELETE transactions) and print the ratio
@@ -115,6 +117,7 @@ func benchCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&c.QueuePrefix, "queue", "bench", "queue name prefix")
 	fs.BoolVar(&c.LongPoll, "long-poll", false, "WaitTimeSeconds=20")
 	fs.IntVar(&c.MaxBacklog, "max-backlog", 1000, "backlog bound")
+	fs.IntVar(&c.Resident, "resident", 0, "messages kept in a second queue during the run")
 	fs.DurationVar(&c.Drain, "drain", 60*time.Second, "drain deadline")
 	fs.StringVar(&f.ceiling, "ceiling", "", "PostgreSQL DSN for the ceiling")
 	fs.StringVar(&f.baseline, "baseline", "", "PostgreSQL DSN for the SQL queue baseline")
