@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -26,13 +27,42 @@ import (
 // every pass, whoever ran it: an instance's own count would let N
 // instances sharing a load gather N times the dead rows between passes,
 // and be lost when the instance scales to zero. One instance at a time
-// runs a pass (an advisory lock); the next one, by any instance, waits
-// ten times as long as the last pass this instance ran took; TRUNCATE
-// false, because truncating takes an exclusive lock on the table.
+// runs a pass (an advisory lock); TRUNCATE false, because truncating
+// takes an exclusive lock on the table.
+//
+// After a pass, by any instance, the next one waits ten times as long as
+// a pass over the threshold's dead rows takes, by the rate of the last
+// pass this instance ran, and never more than vacuumMaxWait. Not ten
+// times the last pass itself: a pass's time grows with the dead rows it
+// removes, and those grow with the wait, so a long pass (after a stall,
+// or over a table that has just grown by a large backlog) would lengthen
+// the wait that makes the next one long. Passes over a few thousand dead
+// rows stay short on a large table too: PostgreSQL skips the indexes
+// when under 2 % of the table's pages hold dead rows.
+//
+// A pass waits for the table's lock rather than skipping a table another
+// VACUUM holds. Autovacuum still visits these tables (it also analyzes
+// them and prevents wraparound), and on a large table its own vacuum,
+// paced by autovacuum_vacuum_cost_delay, can hold the lock for minutes:
+// passes that skipped the table meanwhile let its dead rows grow without
+// bound (a million resident messages beside a Standard load: over 500,000
+// dead rows, receives twenty times slower). PostgreSQL cancels an
+// autovacuum that keeps another session waiting for a lock longer than
+// deadlock_timeout (unless it runs to prevent wraparound), so the pass
+// gets the table within a second or so; vacuumLockWait bounds the wait
+// for holders that are not cancelled.
 
 const (
 	vacuumEvery   = 2 * time.Second // looks at most this often
 	vacuumBackoff = 10              // a pass waits 10× the last one's duration after any pass
+	// vacuumMaxWait caps that wait. A pass over a table that has just
+	// grown by a large backlog sets its pages all-visible once and can
+	// take tens of seconds; the passes after it take a fraction of that,
+	// and the dead rows of minutes of waiting would cost more.
+	vacuumMaxWait = 30 * time.Second
+	// vacuumLockWait is how long a pass waits for a table's lock (see
+	// above): longer than deadlock_timeout's default of 1 s.
+	vacuumLockWait = 5 * time.Second
 	// vacuumQuiet: an instance that changed no rows for this long stops
 	// looking (whoever still changes rows looks). It is longer than a
 	// session may hold its counts back from the statistics (10 s, when
@@ -77,9 +107,9 @@ func (s *Store) vacuumer(ctx context.Context) {
 	}
 	tick := time.NewTicker(s.vacuumInterval)
 	defer tick.Stop()
-	var seen int64         // s.changes at the last look
-	var active time.Time   // when a look last found it moved
-	var took time.Duration // the last pass this instance ran
+	var seen int64           // s.changes at the last look
+	var active time.Time     // when a look last found it moved
+	var perDue time.Duration // a pass over the due dead rows, by the last pass's rate
 	for {
 		select {
 		case <-ctx.Done():
@@ -91,42 +121,56 @@ func (s *Store) vacuumer(ctx context.Context) {
 			if now.Sub(active) > vacuumQuiet {
 				continue
 			}
-			due := s.vacuumDue(ctx, vacuumBackoff*took)
+			due, dead, threshold := s.vacuumDue(ctx, vacuumWait(perDue))
 			if len(due) == 0 {
 				continue
 			}
 			if d, ran := s.vacuum(ctx, due); ran {
-				took = d
+				perDue = passOverDue(d, dead, threshold)
 			}
 		}
 	}
 }
 
+// passOverDue is how long a pass over threshold dead rows takes, by the
+// rate of one that took took over dead (at least threshold) rows.
+func passOverDue(took time.Duration, dead, threshold int64) time.Duration {
+	return took * time.Duration(threshold) / time.Duration(max(dead, threshold))
+}
+
+// vacuumWait is how long after any pass the next one waits, given how
+// long a pass over the due dead rows takes.
+func vacuumWait(perDue time.Duration) time.Duration {
+	return min(vacuumBackoff*perDue, vacuumMaxWait)
+}
+
 // vacuumDue returns the tables whose dead rows call for a pass, none if a
-// pass ended less than wait ago.
-func (s *Store) vacuumDue(ctx context.Context, wait time.Duration) []string {
-	var dead []int64
+// pass ended less than wait ago, with the dead rows they hold and the
+// sum of their thresholds.
+func (s *Store) vacuumDue(ctx context.Context, wait time.Duration) (due []string, dead, threshold int64) {
+	var counts []int64
 	var since *float64
-	if err := s.pool.QueryRow(ctx, vacuumLookSQL).Scan(&dead, &since); err != nil {
+	if err := s.pool.QueryRow(ctx, vacuumLookSQL).Scan(&counts, &since); err != nil {
 		if ctx.Err() == nil {
 			s.log.Debug("pgstore: vacuum look", "err", err)
 		}
-		return nil
+		return nil, 0, 0
 	}
 	if since != nil && *since < wait.Seconds() {
-		return nil
+		return nil, 0, 0
 	}
-	var due []string
 	for i, t := range vacuumTables {
-		if dead[i] >= t.due {
+		if counts[i] >= t.due {
 			due = append(due, t.name)
+			dead += counts[i]
+			threshold += t.due
 		}
 	}
-	return due
+	return due, dead, threshold
 }
 
 // vacuum runs one pass over tables unless another instance is running
-// one, and returns how long it took and whether it ran.
+// one, and returns how long it took and whether it ran to the end.
 func (s *Store) vacuum(ctx context.Context, tables []string) (time.Duration, bool) {
 	start := time.Now()
 	conn, err := s.pool.Acquire(ctx)
@@ -138,11 +182,22 @@ func (s *Store) vacuum(ctx context.Context, tables []string) (time.Duration, boo
 	if err := conn.QueryRow(ctx, vacuumLockSQL).Scan(&got); err != nil || !got {
 		return 0, false
 	}
-	if _, err := conn.Exec(ctx, "VACUUM (SKIP_LOCKED, TRUNCATE false) "+strings.Join(tables, ", ")); err != nil && ctx.Err() == nil {
+	// VACUUM cannot run in a transaction, so the session's setting is
+	// set and reset around it; a session that cannot reset it is closed.
+	ran := false
+	_, err = conn.Exec(ctx, "SET lock_timeout = "+strconv.FormatInt(vacuumLockWait.Milliseconds(), 10))
+	if err == nil {
+		_, err = conn.Exec(ctx, "VACUUM (TRUNCATE false) "+strings.Join(tables, ", "))
+		ran = err == nil
+	}
+	if err != nil && ctx.Err() == nil {
 		s.log.Debug("pgstore: vacuum", "err", err)
 	}
-	if _, err := conn.Exec(context.WithoutCancel(ctx), vacuumUnlockSQL); err != nil {
+	if _, err := conn.Exec(context.WithoutCancel(ctx), "RESET lock_timeout; "+vacuumUnlockSQL); err != nil {
 		conn.Conn().Close(context.Background()) // the lock goes with the session
+	}
+	if !ran {
+		return 0, false
 	}
 	s.vacuums.Add(1)
 	return time.Since(start), true

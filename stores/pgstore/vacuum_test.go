@@ -3,8 +3,11 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/stores"
 )
@@ -201,5 +204,96 @@ func TestVacuumerOff(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if n := s.vacuums.Load(); n != 0 {
 		t.Errorf("%d vacuum passes with the vacuumer off", n)
+	}
+}
+
+// A pass waits for a table another session holds (as autovacuum's own
+// vacuum does, which PostgreSQL then cancels) instead of skipping it, runs
+// once the table is free, and hands its connection back with the
+// session's lock_timeout as it found it.
+func TestVacuumerWaitsForTheTable(t *testing.T) {
+	s, schema := openVacuuming(t, "")
+	ctx := context.Background()
+	q := createQueue(t, s, "v", false)
+	holder, err := s.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := sync.OnceFunc(holder.Release) // before the Store closes, or its Close waits for it
+	defer release()
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "LOCK TABLE messages IN SHARE UPDATE EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	lifecycles(t, s, q, int(vacuumDue("messages")))
+	waitStats(t, "no VACUUM waited for messages", func() bool {
+		var waiting bool
+		err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND query LIKE 'VACUUM%messages%' AND wait_event_type = 'Lock')`).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return waiting
+	})
+	if n := manualVacuums(t, s, schema, "messages"); n != 0 {
+		t.Fatalf("messages vacuumed %d times while another session held it", n)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	waitVacuumed(t, s, schema, "messages")
+
+	conns := make([]*pgxpool.Conn, s.pool.Config().MaxConns)
+	for i := range conns {
+		if conns[i], err = s.pool.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer conns[i].Release()
+		var v string
+		if err := conns[i].QueryRow(ctx, "SHOW lock_timeout").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		if v != "0" {
+			t.Errorf("a pooled session has lock_timeout %s after the pass", v)
+		}
+	}
+}
+
+// The wait after a pass follows how long a pass over the due dead rows
+// takes, within a cap.
+func TestVacuumWait(t *testing.T) {
+	for _, c := range []struct{ perDue, want time.Duration }{
+		{0, 0},
+		{200 * time.Millisecond, 2 * time.Second},
+		{vacuumMaxWait / vacuumBackoff, vacuumMaxWait},
+		{time.Minute, vacuumMaxWait},
+	} {
+		if got := vacuumWait(c.perDue); got != c.want {
+			t.Errorf("vacuumWait(%s) = %s, want %s", c.perDue, got, c.want)
+		}
+	}
+}
+
+// A long pass over many dead rows does not make the next wait long: the
+// wait scales with a pass over the threshold's rows.
+func TestPassOverDue(t *testing.T) {
+	for _, c := range []struct {
+		took            time.Duration
+		dead, threshold int64
+		want            time.Duration
+	}{
+		{6 * time.Second, 200_000, 5_000, 150 * time.Millisecond},
+		{time.Second, 5_000, 5_000, time.Second},
+		{time.Second, 14_000, 7_000, 500 * time.Millisecond},
+		{time.Second, 3_000, 5_000, time.Second}, // never more than the pass itself
+	} {
+		if got := passOverDue(c.took, c.dead, c.threshold); got != c.want {
+			t.Errorf("passOverDue(%s, %d, %d) = %s, want %s", c.took, c.dead, c.threshold, got, c.want)
+		}
 	}
 }
