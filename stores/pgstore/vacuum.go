@@ -45,8 +45,8 @@ import (
 // them and prevents wraparound), and on a large table its own vacuum,
 // paced by autovacuum_vacuum_cost_delay, can hold the lock for minutes:
 // passes that skipped the table meanwhile let its dead rows grow without
-// bound (a million resident messages beside a Standard load: over 500,000
-// dead rows, receives twenty times slower). PostgreSQL cancels an
+// bound (beside a million resident messages, Standard batches of 10 fell
+// to 400-500 lifecycles a second for two minutes). PostgreSQL cancels an
 // autovacuum that keeps another session waiting for a lock longer than
 // deadlock_timeout (unless it runs to prevent wraparound), so the pass
 // gets the table within a second or so; vacuumLockWait bounds the wait
@@ -54,11 +54,11 @@ import (
 
 const (
 	vacuumEvery   = 2 * time.Second // looks at most this often
-	vacuumBackoff = 10              // a pass waits 10× the last one's duration after any pass
-	// vacuumMaxWait caps that wait. A pass over a table that has just
-	// grown by a large backlog sets its pages all-visible once and can
-	// take tens of seconds; the passes after it take a fraction of that,
-	// and the dead rows of minutes of waiting would cost more.
+	vacuumBackoff = 10              // after any pass, wait 10× what a pass over the due dead rows takes
+	// vacuumMaxWait caps that wait. The first pass over a table that has
+	// just grown by a large backlog sets its pages all-visible, once, and
+	// can take tens of seconds at any count of dead rows; the dead rows
+	// of minutes of waiting would cost more than the passes after it.
 	vacuumMaxWait = 30 * time.Second
 	// vacuumLockWait is how long a pass waits for a table's lock (see
 	// above): longer than deadlock_timeout's default of 1 s.
