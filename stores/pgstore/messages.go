@@ -766,7 +766,8 @@ func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageCh
 // moveSQL moves locked messages of one queue into another with new
 // sequence numbers, visible now. $6 (keep) keeps the receive history and
 // sets DeadLetterSource to $7 (a redrive); otherwise the history is reset (a
-// move back).
+// move back). Moved rows keep their SentAt and are marked moved, for the
+// retention sweeps (see migration 20).
 const moveSQL = `WITH moved AS (
 		DELETE FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[])
 		RETURNING *
@@ -775,7 +776,7 @@ const moveSQL = `WITH moved AS (
 	)
 	INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes, system_attributes,
 		md5_body, md5_attributes, md5_system, sender_id, sent_at, visible_at, receive_count,
-		first_received_at, token, dead_letter_source)
+		first_received_at, token, dead_letter_source, moved)
 	SELECT $3, message_id,
 		CASE WHEN $4::bigint IS NULL THEN nextval('message_seq') ELSE $4::bigint + row_number() OVER (ORDER BY pos) - 1 END,
 		group_id, dedup_id, body, attributes, system_attributes, md5_body, md5_attributes, md5_system,
@@ -783,7 +784,8 @@ const moveSQL = `WITH moved AS (
 		CASE WHEN $6::boolean THEN receive_count ELSE 0 END,
 		CASE WHEN $6::boolean THEN first_received_at END,
 		'',
-		CASE WHEN $6::boolean THEN $7 ELSE '' END
+		CASE WHEN $6::boolean THEN $7 ELSE '' END,
+		true
 	FROM ordered ORDER BY pos
 	ON CONFLICT (message_id) DO UPDATE SET seq = excluded.seq, group_id = excluded.group_id,
 		dedup_id = excluded.dedup_id, body = excluded.body, attributes = excluded.attributes,
@@ -791,7 +793,7 @@ const moveSQL = `WITH moved AS (
 		md5_attributes = excluded.md5_attributes, md5_system = excluded.md5_system,
 		sender_id = excluded.sender_id, sent_at = excluded.sent_at, visible_at = excluded.visible_at,
 		receive_count = excluded.receive_count, first_received_at = excluded.first_received_at,
-		token = '', dead_letter_source = excluded.dead_letter_source`
+		token = '', dead_letter_source = excluded.dead_letter_source, moved = true`
 
 // lockGroupsOf takes the row locks of the FIFO groups of the messages,
 // before the messages change (claims of this transaction may hold them

@@ -30,6 +30,7 @@ var landedMigrations = map[int]string{
 	17: "a1691130ef8a1aaa41beb60ebd9bfaae709f79a7c7ac709e487d3d81e42095d4",
 	18: "779ec5aef191ac901ea13295e0a71e147b8e6e08b5316898f36a8317a9ce8a9f",
 	19: "46918c0eeff1c426b0ce328e322239b6a002c0101e4c61599290375dce1f863f",
+	20: "0b115959b6c037ab64cf4717f3ad929d0458956f4b962af2d1e9ec6c02e71319",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {

@@ -430,49 +430,21 @@ func (t *txn) queue(ctx context.Context, name, id string, now time.Time, mode lo
 
 // sweepExpired deletes a few messages past retention, skipping rows others
 // hold: cheap housekeeping in passing (claims do it at most once per
-// sweepInterval per queue and process; Maintain does the rest). It looks only at the first limit messages by seq,
-// and only when the first of them is due, so that it is one probe of the
-// (queue_id, seq) index when nothing is due. (A moved message keeps its
-// SentAt under a new seq: it may expire behind younger ones, where claims
-// skip it and Maintain sweeps it.)
+// sweepInterval per queue and process; Maintain does the rest). It looks
+// only at the due front of the queue, and only when its oldest message is
+// due, so that it is one probe of the (queue_id, seq) index when nothing is
+// due. Moved messages due behind younger ones are Maintain's (claims skip
+// them); see migration 20.
 func (t *txn) sweepExpired(ctx context.Context, q *queueRow, limit int) error {
 	cut := rules.RetentionCutoff(q.retention, t.now)
 	if cut.IsZero() {
 		return nil
 	}
+	sweep := "SELECT sluice_standard_sweep($1, $2, $3)"
 	if q.fifo {
-		_, err := t.Exec(ctx, "SELECT sluice_fifo_sweep($1, $2, $3)", q.id, cut, limit)
-		return err
+		sweep = "SELECT sluice_fifo_sweep($1, $2, $3)"
 	}
-	// Three simple statements rather than one clever one: the planner
-	// turned the combined form into a scan of the whole table (925 ms a
-	// call in pg_stat_statements). The probe is one index step; the rest
-	// runs only when the oldest message is due.
-	var oldest *time.Time
-	err := t.QueryRow(ctx, `SELECT sent_at FROM messages WHERE queue_id = $1 AND seq > 0 ORDER BY seq LIMIT 1`, q.id).Scan(&oldest)
-	if errors.Is(err, pgx.ErrNoRows) || err == nil && (oldest == nil || oldest.After(cut)) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	// The due messages before the first one that is not due (sent_at grows
-	// with seq, but for moved messages, which Maintain sweeps): filtering
-	// alone walked the whole queue to fill the limit.
-	rows, err := t.Query(ctx, `WITH fresh AS (
-			SELECT seq FROM messages WHERE queue_id = $1 AND seq > 0 AND sent_at > $2 ORDER BY seq LIMIT 1
-		)
-		SELECT message_id FROM messages WHERE queue_id = $1 AND seq > 0 AND sent_at <= $2
-		  AND seq < coalesce((SELECT seq FROM fresh), 9223372036854775807)
-		ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED`, q.id, cut, limit)
-	if err != nil {
-		return err
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil || len(ids) == 0 {
-		return err
-	}
-	_, err = t.Exec(ctx, `DELETE FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[])`, q.id, ids)
+	_, err := t.Exec(ctx, sweep, q.id, cut, limit)
 	return err
 }
 

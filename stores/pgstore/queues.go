@@ -250,9 +250,9 @@ func (s *Store) Maintain(ctx context.Context, p *stores.MaintainParams) error {
 		// FIFO queues: by group, keeping their rows in fifo_groups right.
 		b.Queue(`SELECT count(sluice_fifo_sweep(q.id, $1::timestamptz - q.retention_us * interval '1 microsecond', NULL))
 			FROM queues q WHERE q.fifo AND q.retention_us > 0`, t.now)
-		b.Queue(`DELETE FROM messages m USING queues q
-			WHERE m.queue_id = q.id AND NOT q.fifo AND q.retention_us > 0
-			  AND m.sent_at <= $1::timestamptz - q.retention_us * interval '1 microsecond'`, t.now)
+		// Standard queues: their due front and due moved messages.
+		b.Queue(`SELECT count(sluice_standard_sweep(q.id, $1::timestamptz - q.retention_us * interval '1 microsecond', NULL))
+			FROM queues q WHERE NOT q.fifo AND q.retention_us > 0`, t.now)
 		b.Queue("DELETE FROM dedup WHERE expires_at <= $1", t.now)
 		b.Queue("DELETE FROM receive_attempts WHERE expires_at <= $1", t.now)
 		b.Queue("DELETE FROM queue_tombstones WHERE deleted_at <= $1", rules.TombstoneCutoff(t.now))

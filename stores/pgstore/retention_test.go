@@ -1,0 +1,162 @@
+package pgstore
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicehq/sluice/stores"
+)
+
+// A moved message keeps its SentAt, so it can expire behind younger
+// messages of its new queue; Maintain deletes it there all the same, and
+// only once it is due.
+func TestMaintainSweepsMovedMessagesBehindYoungerOnes(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, fifo := range []bool{false, true} {
+		create := func(prefix string, retention time.Duration) *stores.Queue {
+			name := randomName(prefix)
+			if fifo {
+				name += ".fifo"
+			}
+			res, err := s.QueueCreate(ctx, &stores.QueueCreateParams{Queue: &stores.Queue{
+				Name: name, ID: randomName("id-"), FIFO: fifo, Attributes: map[string]string{}, Retention: retention,
+			}, Now: t0.Add(-time.Hour)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return res.Queue
+		}
+		src, dst := create("src-", 0), create("dst-", time.Hour)
+		old := pinMessage(t, s, src, t0)
+		young := pinMessage(t, s, dst, t0.Add(50*time.Minute))
+		res, err := s.MessageMove(ctx, &stores.MessageMoveParams{FromName: src.Name, FromID: src.ID, ToName: dst.Name,
+			Max: 10, Now: t0.Add(55 * time.Minute)})
+		if err != nil || res.Moved != 1 {
+			t.Fatalf("fifo %v: move: %+v, %v", fifo, res, err)
+		}
+		maintain := func(at time.Duration) {
+			if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(at)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		maintain(59 * time.Minute)
+		if !messageExists(t, s, dst, old) || !messageExists(t, s, dst, young) {
+			t.Errorf("fifo %v: Maintain before the moved message is due deleted a message", fifo)
+		}
+		maintain(61 * time.Minute) // the moved message is due; the younger one is not
+		if messageExists(t, s, dst, old) {
+			t.Errorf("fifo %v: the moved message, due behind a younger one, is still there", fifo)
+		}
+		if !messageExists(t, s, dst, young) {
+			t.Errorf("fifo %v: Maintain deleted the younger message, which is not due", fifo)
+		}
+	}
+}
+
+// Maintain's sweeps read what is due, not the queues: beside a 20,000
+// message backlog per queue, with a few due messages at each front and a
+// few due moved ones behind, no plan node reads more than a few hundred
+// rows or buffers, and exactly the due messages go.
+func TestMaintainReadsWhatIsDue(t *testing.T) {
+	a := openAudited(t, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const backlog, due = 20000, 5
+	exec := func(sql string, args ...any) { t.Helper(); a.exec(t, ctx, sql, args...) }
+	for _, q := range []*stores.Queue{a.std, a.fifo} {
+		group := "''"
+		if q.FIFO {
+			group = "'g' || (i % 100)"
+		}
+		exec(`INSERT INTO messages (queue_id, message_id, seq, group_id, body, sent_at, visible_at)
+			SELECT $1, 'b-' || $1 || '-' || i, nextval('message_seq'), `+group+`, 'backlog', now(), now()
+			FROM generate_series(1, $2::int) i`, q.ID, backlog)
+		exec(`INSERT INTO messages (queue_id, message_id, seq, group_id, body, sent_at, visible_at, moved)
+			SELECT $1, 'moved-' || $1 || '-' || i, nextval('message_seq'), `+group+`, 'moved', now() - interval '5 days', now(), true
+			FROM generate_series(1, $2::int) i`, q.ID, due)
+		exec(`UPDATE messages SET sent_at = now() - interval '5 days', body = 'front' WHERE message_id IN (
+			SELECT message_id FROM messages WHERE queue_id = $1 ORDER BY seq LIMIT $2)`, q.ID, due)
+	}
+	exec(`INSERT INTO fifo_groups (queue_id, group_id, head_seq, avail_at)
+		SELECT queue_id, group_id, min(seq), now() FROM messages WHERE queue_id = $1 GROUP BY 1, 2`, a.fifo.ID)
+	exec("ANALYZE messages")
+	exec("ANALYZE fifo_groups")
+
+	a.recording.Store(true)
+	if err := a.s.Maintain(ctx, &stores.MaintainParams{}); err != nil {
+		t.Fatal(err)
+	}
+	a.recording.Store(false)
+	a.check(t, nil)
+
+	for _, q := range []*stores.Queue{a.std, a.fifo} {
+		rows, err := a.s.pool.Query(ctx, `SELECT body, count(*) FROM messages WHERE queue_id = $1 GROUP BY 1 ORDER BY 1`, q.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type tally struct {
+			Body  string
+			Count int
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowToStructByPos[tally])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].Body != "backlog" || got[0].Count != backlog-due {
+			t.Errorf("fifo %v: left %+v, want only the %d retained backlog messages", q.FIFO, got, backlog-due)
+		}
+	}
+}
+
+// Migration 20 marks the stored messages that are older than a message
+// before them in their queue (moved before the column existed), and only
+// those.
+func TestMigrationMarksMessagesOutOfOrder(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	q := createQueue(t, s, "order", false)
+	other := createQueue(t, s, "other", false)
+	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	// In seq order: sent at 0, 10, 5 (behind 10), 10 (a tie), 20, 1
+	// (behind all); the other queue's message at 0 does not count.
+	var want []string
+	for i, minute := range []int{0, 10, 5, 10, 20, 1} {
+		id := pinMessage(t, s, q, t0.Add(time.Duration(minute)*time.Minute))
+		if i == 2 || i == 5 {
+			want = append(want, id)
+		}
+		if i == 3 {
+			pinMessage(t, s, other, t0)
+		}
+	}
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := ms[19].sql
+	i := strings.Index(body, "UPDATE messages m SET moved = true")
+	j := strings.Index(body[i:], ";")
+	if ms[19].version != 20 || i < 0 || j < 0 {
+		t.Fatal("migration 0020 has no UPDATE messages m SET moved = true")
+	}
+	if _, err := s.pool.Exec(ctx, body[i:i+j]); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.pool.Query(ctx, "SELECT message_id FROM messages WHERE moved ORDER BY seq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("marked %v, want %v (the third and sixth of the queue)", got, want)
+	}
+}
