@@ -2,6 +2,8 @@ package pgstore
 
 import (
 	"context"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,14 +62,16 @@ func TestMaintainSweepsMovedMessagesBehindYoungerOnes(t *testing.T) {
 }
 
 // Maintain's sweeps read what is due, not the queues: beside a 20,000
-// message backlog per queue, with a few due messages at each front and a
-// few due moved ones behind, no plan node reads more than a few hundred
-// rows or buffers, and exactly the due messages go.
+// message backlog per queue, with a few due messages at each front and 50
+// due moved ones behind (on the FIFO queue each in a group of its own, as
+// in a dead-letter queue), no plan node reads more than a few hundred rows
+// or buffers, no statement passes over more than a few rows it does not
+// delete, and exactly the due messages go.
 func TestMaintainReadsWhatIsDue(t *testing.T) {
 	a := openAudited(t, 4)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	const backlog, due = 20000, 5
+	const backlog, due, moved = 20000, 5, 50
 	exec := func(sql string, args ...any) { t.Helper(); a.exec(t, ctx, sql, args...) }
 	for _, q := range []*stores.Queue{a.std, a.fifo} {
 		group := "''"
@@ -77,9 +81,13 @@ func TestMaintainReadsWhatIsDue(t *testing.T) {
 		exec(`INSERT INTO messages (queue_id, message_id, seq, group_id, body, sent_at, visible_at)
 			SELECT $1, 'b-' || $1 || '-' || i, nextval('message_seq'), `+group+`, 'backlog', now(), now()
 			FROM generate_series(1, $2::int) i`, q.ID, backlog)
+		movedGroup := "''"
+		if q.FIFO {
+			movedGroup = "'dead-' || i"
+		}
 		exec(`INSERT INTO messages (queue_id, message_id, seq, group_id, body, sent_at, visible_at, moved)
-			SELECT $1, 'moved-' || $1 || '-' || i, nextval('message_seq'), `+group+`, 'moved', now() - interval '5 days', now(), true
-			FROM generate_series(1, $2::int) i`, q.ID, due)
+			SELECT $1, 'moved-' || $1 || '-' || i, nextval('message_seq'), `+movedGroup+`, 'moved', now() - interval '5 days', now(), true
+			FROM generate_series(1, $2::int) i`, q.ID, moved)
 		exec(`UPDATE messages SET sent_at = now() - interval '5 days', body = 'front' WHERE message_id IN (
 			SELECT message_id FROM messages WHERE queue_id = $1 ORDER BY seq LIMIT $2)`, q.ID, due)
 	}
@@ -94,6 +102,17 @@ func TestMaintainReadsWhatIsDue(t *testing.T) {
 	}
 	a.recording.Store(false)
 	a.check(t, nil)
+	// A delete that looks up rows of other groups and filters them out
+	// reads as few rows per node as the rest, but one pass of them grows
+	// with groups × moved messages.
+	filtered := 0
+	for _, m := range regexp.MustCompile(`Rows Removed by Filter: (\d+)`).FindAllStringSubmatch(strings.Join(a.plans, "\n"), -1) {
+		n, _ := strconv.Atoi(m[1])
+		filtered += n
+	}
+	if filtered > moved {
+		t.Errorf("Maintain's statements filtered out %d rows, more than the %d moved messages", filtered, moved)
+	}
 
 	for _, q := range []*stores.Queue{a.std, a.fifo} {
 		rows, err := a.s.pool.Query(ctx, `SELECT body, count(*) FROM messages WHERE queue_id = $1 GROUP BY 1 ORDER BY 1`, q.ID)
@@ -141,10 +160,10 @@ func TestMigrationMarksMessagesOutOfOrder(t *testing.T) {
 	}
 	body := ms[19].sql
 	i := strings.Index(body, "UPDATE messages m SET moved = true")
-	j := strings.Index(body[i:], ";")
-	if ms[19].version != 20 || i < 0 || j < 0 {
+	if ms[19].version != 20 || i < 0 {
 		t.Fatal("migration 0020 has no UPDATE messages m SET moved = true")
 	}
+	j := strings.Index(body[i:], ";")
 	if _, err := s.pool.Exec(ctx, body[i:i+j]); err != nil {
 		t.Fatal(err)
 	}
@@ -158,5 +177,47 @@ func TestMigrationMarksMessagesOutOfOrder(t *testing.T) {
 	}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("marked %v, want %v (the third and sixth of the queue)", got, want)
+	}
+}
+
+// A sweep run in passing reads about its limit, however long the due front:
+// beside 3,000 due messages at the front of each queue, a sweep with a
+// limit of 100 deletes 100 of them and no plan node reads more than a few
+// hundred rows.
+func TestSweepsInPassingReadTheirLimit(t *testing.T) {
+	a := openAudited(t, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const dueFront, fresh, limit = 3000, 100, 100
+	exec := func(sql string, args ...any) { t.Helper(); a.exec(t, ctx, sql, args...) }
+	for _, q := range []*stores.Queue{a.std, a.fifo} {
+		group := "''"
+		if q.FIFO {
+			group = "'g' || (i % 10)"
+		}
+		exec(`INSERT INTO messages (queue_id, message_id, seq, group_id, body, sent_at, visible_at)
+			SELECT $1, 'b-' || $1 || '-' || i, nextval('message_seq'), `+group+`, 'b',
+				CASE WHEN i <= $2 THEN now() - interval '5 days' ELSE now() END, now()
+			FROM generate_series(1, $2::int + $3::int) i`, q.ID, dueFront, fresh)
+	}
+	exec(`INSERT INTO fifo_groups (queue_id, group_id, head_seq, avail_at)
+		SELECT queue_id, group_id, min(seq), now() FROM messages WHERE queue_id = $1 GROUP BY 1, 2`, a.fifo.ID)
+	exec("ANALYZE messages")
+	exec("ANALYZE fifo_groups")
+
+	cut := time.Now().Add(-4 * 24 * time.Hour)
+	a.recording.Store(true)
+	exec(`SELECT sluice_standard_sweep($1, $2, $3)`, a.std.ID, cut, limit)
+	exec(`SELECT sluice_fifo_sweep($1, $2, $3)`, a.fifo.ID, cut, limit)
+	a.recording.Store(false)
+	a.check(t, nil)
+	for _, q := range []*stores.Queue{a.std, a.fifo} {
+		var left int
+		if err := a.s.pool.QueryRow(ctx, `SELECT count(*) FROM messages WHERE queue_id = $1 AND sent_at <= $2`, q.ID, cut).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left != dueFront-limit {
+			t.Errorf("fifo %v: %d due messages left, want %d", q.FIFO, left, dueFront-limit)
+		}
 	}
 }
