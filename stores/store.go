@@ -39,7 +39,10 @@
 //
 // Approximate: QueueStats may lag concurrent operations (as SQS's own
 // counts do) but never counts a message that was deleted, purged or expired
-// before the call began, nor misses one sent and committed before it.
+// before the call began, nor misses one sent and committed before it;
+// except that a store whose count reads every message may give a deep
+// queue's last count again for a while (never past a minute, within which
+// SQS documents that its counts settle), as the PostgreSQL store does.
 package stores
 
 import (

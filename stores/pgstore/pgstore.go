@@ -91,6 +91,8 @@ type Store struct {
 	// changes), so that claims can take the one-statement path.
 	fifoByID sync.Map
 
+	counts countCache // reusable counts of deep queues (counts.go)
+
 	changes        atomic.Int64 // rows changed, for the vacuumer
 	vacuums        atomic.Int64 // passes run, for tests
 	vacuumInterval time.Duration

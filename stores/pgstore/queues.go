@@ -163,6 +163,7 @@ func (s *Store) QueueUpdate(ctx context.Context, p *stores.QueueUpdateParams) (*
 }
 
 func (s *Store) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) error {
+	defer s.counts.forget(p.Name)
 	return s.run(ctx, func(t *txn) error {
 		q, err := t.queue(ctx, p.Name, p.ID, p.Now, lockUpdate)
 		if err != nil {
@@ -185,6 +186,7 @@ func (s *Store) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) er
 }
 
 func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) error {
+	defer s.counts.forget(p.Name)
 	return s.run(ctx, func(t *txn) error {
 		q, err := t.queue(ctx, p.Name, p.ID, p.Now, lockUpdate)
 		if err != nil {
@@ -215,12 +217,23 @@ func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) erro
 }
 
 func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*stores.QueueStats, error) {
+	now := p.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if p.ID != "" {
+		if st, ok := s.counts.get(p.ID, now); ok {
+			return st, nil
+		}
+	}
 	var res *stores.QueueStats
+	var counted *queueRow
 	err := s.run(ctx, func(t *txn) error {
 		q, err := t.queue(ctx, p.Name, p.ID, p.Now, lockNone)
 		if err != nil {
 			return err
 		}
+		counted = q
 		if err := t.sweepExpired(ctx, q, 1000); err != nil {
 			return err
 		}
@@ -235,6 +248,7 @@ func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*st
 	if err != nil {
 		return nil, err
 	}
+	s.counts.put(counted.id, counted.name, now, res)
 	return res, nil
 }
 
