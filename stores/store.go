@@ -42,7 +42,7 @@
 // before the call began, nor misses one sent and committed before it;
 // except that a store whose count reads every message may give a deep
 // queue's last count again for a while (never past a minute, within which
-// SQS documents that its counts settle), as the PostgreSQL store does.
+// SQS documents that its counts settle; stores/countcache).
 package stores
 
 import (

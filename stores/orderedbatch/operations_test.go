@@ -21,6 +21,7 @@ type ops struct {
 	mu                    sync.Mutex
 	reads, writes, dels   int
 	groupReads, queueRead int // reads in transactions of group and queue records
+	aggregations          int // Count and Sum queries (each also a read)
 }
 
 type opsTx struct {
@@ -53,13 +54,28 @@ func (o *ops) Query(ctx context.Context, q docstore.Query) ([]*docstore.Doc, err
 	return d, err
 }
 
+// takeAggregations returns the aggregation queries since the last call.
+func (o *ops) takeAggregations() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := o.aggregations
+	o.aggregations = 0
+	return n
+}
+
 func (o *ops) Count(ctx context.Context, q docstore.Query) (int64, error) {
 	o.add(1, 0, 0)
+	o.mu.Lock()
+	o.aggregations++
+	o.mu.Unlock()
 	return o.Store.Count(ctx, q)
 }
 
 func (o *ops) Sum(ctx context.Context, q docstore.Query, f string) (int64, error) {
 	o.add(1, 0, 0)
+	o.mu.Lock()
+	o.aggregations++
+	o.mu.Unlock()
 	return o.Store.Sum(ctx, q, f)
 }
 

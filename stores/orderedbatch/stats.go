@@ -2,6 +2,7 @@ package orderedbatch
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
@@ -20,6 +21,23 @@ func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*st
 		return nil, err
 	}
 	now := nowOr(p.Now)
+	// A deep queue's count is reused (countcache); keyed by generation, so
+	// that a purge, which starts one, is never hidden by an older count.
+	key := q.Queue.ID + "/" + strconv.FormatInt(q.Gen, 10)
+	if st, ok := s.counts.Get(key, now); ok {
+		return st, nil
+	}
+	st, err := s.count(ctx, q, now)
+	if err != nil {
+		return nil, err
+	}
+	s.counts.Put(key, now, st)
+	return st, nil
+}
+
+// count counts q's messages at now, after sweeping a page of those past
+// retention.
+func (s *Store) count(ctx context.Context, q *queueRec, now time.Time) (*stores.QueueStats, error) {
 	if err := s.sweepRetention(ctx, q, now, sweepPage); err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/countcache"
 	"github.com/sluicehq/sluice/stores/docstore"
 )
 
@@ -113,6 +114,9 @@ type Store struct {
 	latches latches
 	// stuck: candidates recent claims waited on past their bound.
 	stuck suspects
+	// counts: deep queues' counts, reused (a count reads every message's
+	// index entry).
+	counts countcache.Cache
 }
 
 // claiming adds d to the claims under way on a queue and returns how many

@@ -6,13 +6,15 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/countcache"
 )
 
-// A deep queue's count is reused for as long as countReuse gives it, on
-// the callers' clock; a queue below countReuseFrom is counted every time;
-// a purge here is seen at once.
+// A deep queue's count is reused for as long as countcache.ReuseFor gives
+// it, on the callers' clock; a queue below countcache.From is counted every
+// time; a purge through another instance is seen at once.
 func TestDeepQueueCountsAreReused(t *testing.T) {
-	s := newTestStore(t)
+	dsn, schema := newSchema(t)
+	s, other := openSchema(t, dsn, schema), openSchema(t, dsn, schema)
 	ctx := context.Background()
 	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	queue := func(name string, messages int) *stores.Queue {
@@ -47,57 +49,46 @@ func TestDeepQueueCountsAreReused(t *testing.T) {
 		}
 	}
 
-	deep := queue(randomName("deep-"), countReuseFrom)
-	reuse := countReuse(&stores.QueueStats{Visible: countReuseFrom})
-	if want := time.Duration(countReuseFrom) * countReusePerMsg; reuse != want || reuse <= 0 {
-		t.Fatalf("countReuse(%d messages) = %v, want %v", countReuseFrom, reuse, want)
+	deep := queue(randomName("deep-"), countcache.From)
+	reuse := countcache.ReuseFor(&stores.QueueStats{Visible: countcache.From})
+	if want := time.Duration(countcache.From) * countcache.PerMessage; reuse != want || reuse <= 0 {
+		t.Fatalf("countcache.ReuseFor(%d messages) = %v, want %v", countcache.From, reuse, want)
 	}
-	if n := count(deep, t0); n != countReuseFrom {
-		t.Fatalf("first count = %d, want %d", n, countReuseFrom)
+	if n := count(deep, t0); n != countcache.From {
+		t.Fatalf("first count = %d, want %d", n, countcache.From)
 	}
 	sendOne(deep, t0)
-	if n := count(deep, t0.Add(reuse-time.Millisecond)); n != countReuseFrom {
-		t.Errorf("count within %v of the last = %d, want it reused (%d)", reuse, n, countReuseFrom)
+	if n := count(deep, t0.Add(reuse-time.Millisecond)); n != countcache.From {
+		t.Errorf("count within %v of the last = %d, want it reused (%d)", reuse, n, countcache.From)
 	}
-	if n := count(deep, t0.Add(reuse)); n != countReuseFrom+1 {
-		t.Errorf("count %v after the last = %d, want a new count (%d)", reuse, n, countReuseFrom+1)
+	if n := count(deep, t0.Add(reuse)); n != countcache.From+1 {
+		t.Errorf("count %v after the first = %d, want a new count (%d)", reuse, n, countcache.From+1)
 	}
-	if _, err := s.pool.Exec(ctx, "DELETE FROM messages WHERE queue_id = $1 AND message_id = 'm-1'", deep.ID); err != nil {
+	// Before the count's instant (a clock behind it): counted again, the
+	// message sent at t0 as delayed.
+	at := t0.Add(-time.Millisecond)
+	if n := count(deep, at); n != countcache.From+1 {
+		t.Errorf("count before the last one's instant = %d, want a new count (%d)", n, countcache.From+1)
+	}
+	sendOne(deep, t0)
+	reuse = countcache.ReuseFor(&stores.QueueStats{Delayed: countcache.From + 1})
+	if n := count(deep, at.Add(reuse)); n != countcache.From+2 {
+		t.Errorf("count %v after the last = %d, want a new count (%d)", reuse, n, countcache.From+2)
+	}
+	// Within that count's reuse, a purge through another instance.
+	if err := other.QueuePurge(ctx, &stores.QueuePurgeParams{Name: deep.Name, ID: deep.ID, Now: at.Add(reuse)}); err != nil {
 		t.Fatal(err)
 	}
-	if n := count(deep, t0.Add(-time.Millisecond)); n != countReuseFrom {
-		t.Errorf("count before the last one's instant = %d, want a new count (%d)", n, countReuseFrom)
-	}
-	if err := s.QueuePurge(ctx, &stores.QueuePurgeParams{Name: deep.Name, ID: deep.ID, Now: t0.Add(reuse)}); err != nil {
-		t.Fatal(err)
-	}
-	if n := count(deep, t0.Add(reuse+time.Millisecond)); n != 0 {
-		t.Errorf("count right after a purge = %d, want 0", n)
+	if n := count(deep, at.Add(reuse+time.Millisecond)); n != 0 {
+		t.Errorf("count right after a purge through another instance = %d, want 0", n)
 	}
 
-	shallow := queue(randomName("shallow-"), countReuseFrom-1)
-	if n := count(shallow, t0); n != countReuseFrom-1 {
-		t.Fatalf("first count = %d, want %d", n, countReuseFrom-1)
+	shallow := queue(randomName("shallow-"), countcache.From-1)
+	if n := count(shallow, t0); n != countcache.From-1 {
+		t.Fatalf("first count = %d, want %d", n, countcache.From-1)
 	}
 	sendOne(shallow, t0)
-	if n := count(shallow, t0); n != countReuseFrom {
-		t.Errorf("count of a queue of %d messages at the same instant = %d, want a new count (%d)", countReuseFrom-1, n, countReuseFrom)
-	}
-}
-
-func TestCountReuseGrowsWithTheQueueUpToAMinute(t *testing.T) {
-	for _, c := range []struct {
-		messages int64
-		want     time.Duration
-	}{
-		{0, 0},
-		{countReuseFrom - 1, 0},
-		{100_000, 6 * time.Second},
-		{1_000_000, time.Minute},
-		{50_000_000, time.Minute},
-	} {
-		if got := countReuse(&stores.QueueStats{Visible: c.messages / 2, InFlight: c.messages / 4, Delayed: c.messages - c.messages/2 - c.messages/4}); got != c.want {
-			t.Errorf("countReuse(%d messages) = %v, want %v", c.messages, got, c.want)
-		}
+	if n := count(shallow, t0); n != countcache.From {
+		t.Errorf("count of a queue of %d messages at the same instant = %d, want a new count (%d)", countcache.From-1, n, countcache.From)
 	}
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/stores"
+	"github.com/sluicehq/sluice/stores/countcache"
 	"github.com/sluicehq/sluice/stores/rules"
 )
 
@@ -91,7 +92,7 @@ type Store struct {
 	// changes), so that claims can take the one-statement path.
 	fifoByID sync.Map
 
-	counts countCache // reusable counts of deep queues (counts.go)
+	counts countcache.Cache // deep queues' counts, reused (counting reads every message)
 
 	changes        atomic.Int64 // rows changed, for the vacuumer
 	vacuums        atomic.Int64 // passes run, for tests

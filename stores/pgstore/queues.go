@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -163,7 +164,6 @@ func (s *Store) QueueUpdate(ctx context.Context, p *stores.QueueUpdateParams) (*
 }
 
 func (s *Store) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) error {
-	defer s.counts.forget(p.Name)
 	return s.run(ctx, func(t *txn) error {
 		q, err := t.queue(ctx, p.Name, p.ID, p.Now, lockUpdate)
 		if err != nil {
@@ -186,7 +186,6 @@ func (s *Store) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) er
 }
 
 func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) error {
-	defer s.counts.forget(p.Name)
 	return s.run(ctx, func(t *txn) error {
 		q, err := t.queue(ctx, p.Name, p.ID, p.Now, lockUpdate)
 		if err != nil {
@@ -217,23 +216,25 @@ func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) erro
 }
 
 func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*stores.QueueStats, error) {
-	now := p.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	if p.ID != "" {
-		if st, ok := s.counts.get(p.ID, now); ok {
-			return st, nil
-		}
-	}
 	var res *stores.QueueStats
-	var counted *queueRow
+	var key string
+	var at time.Time
+	var reused bool
 	err := s.run(ctx, func(t *txn) error {
 		q, err := t.queue(ctx, p.Name, p.ID, p.Now, lockNone)
 		if err != nil {
 			return err
 		}
-		counted = q
+		// A deep queue's count is reused (countcache), keyed by its last
+		// purge too, so that no instance hides a purge behind an older
+		// count.
+		key, at = q.id, t.now
+		if q.purgedAt != nil {
+			key += "/" + strconv.FormatInt(q.purgedAt.UnixNano(), 10)
+		}
+		if res, reused = s.counts.Get(key, at); reused {
+			return nil
+		}
 		if err := t.sweepExpired(ctx, q, 1000); err != nil {
 			return err
 		}
@@ -248,7 +249,9 @@ func (s *Store) QueueStats(ctx context.Context, p *stores.QueueStatsParams) (*st
 	if err != nil {
 		return nil, err
 	}
-	s.counts.put(counted.id, counted.name, now, res)
+	if !reused {
+		s.counts.Put(key, at, res)
+	}
 	return res, nil
 }
 
