@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -41,33 +42,50 @@ func claimSet(now, until string) string {
 }
 
 // standardClaim is the Standard claim, as the statements' first common
-// table expressions (cand, upd) with the claim's clock (now), retention
-// cutoff (after) and visibility deadline (until) given as SQL expressions,
-// and its other inputs as parameters: $1 the queue's id, $4 how many, $6
-// the delivery's token, $7 the receive count from which a candidate is
-// redriven instead, $8 the message ids this claim took already. It locks
-// up to $4 visible messages, oldest (by seq) first, skipping rows other
-// transactions hold, walking (queue_id, seq) past the few messages in
-// flight or delayed at the front, and claims those received fewer than $7
-// times. A row that another claimer updated and committed after this
+// table expressions (cand, front, upd) with the claim's clock (now),
+// retention cutoff (after) and visibility deadline (until) given as SQL
+// expressions, and its other inputs as parameters: $1 the queue's id, $4
+// how many, $6 the delivery's token, $7 the receive count from which a
+// candidate is redriven instead, $8 the message ids this claim took
+// already, and when hinted $9, the seq it starts after (the front hint,
+// fronthint.go; otherwise it starts at the front). Each is a statement of
+// its own: a generic plan made while the table is tiny walks the index
+// for the plain one, but sorts a bitmap scan of the whole range for one
+// with a second lower bound on seq, whose selectivity it cannot know; the
+// hinted one runs only beside thousands of messages, so its plan is made
+// on a table of that size. It locks up to $4 visible messages, oldest (by seq) first,
+// skipping rows other transactions hold, walking (queue_id, seq) past the
+// messages in flight or delayed before them, and claims those received
+// fewer than $7 times. front counts the messages it passed, up to
+// frontHintFrom; every row it returns carries that count as its ord1,
+// which orders nothing (it is the same on every row of the statement). A row that another claimer updated and committed after this
 // statement's snapshot is re-checked by the row lock (READ COMMITTED
 // follows the update chain and re-evaluates visible_at <= now), so it is
 // never handed out twice. If it is still visible, this claim skips it: the
 // update joins by ctid and cannot see the new version (see migration
 // 0003); the next claim takes it.
-func standardClaim(now, after, until string) string {
+func standardClaim(now, after, until string, hinted bool) string {
+	start := ""
+	if hinted {
+		start = " AND seq > $9::bigint"
+	}
 	return `cand AS (
 		SELECT ctid, message_id, seq, visible_at, receive_count FROM messages
-		WHERE queue_id = $1 AND seq > 0 AND visible_at <= ` + now + ` AND sent_at > ` + after + `
+		WHERE queue_id = $1 AND seq > 0` + start + ` AND visible_at <= ` + now + ` AND sent_at > ` + after + `
 		  AND message_id <> ALL($8::text[])
 		ORDER BY seq
 		LIMIT $4
 		FOR UPDATE SKIP LOCKED
+	), front AS (
+		SELECT count(*)::float8 AS passed FROM (
+			SELECT 1 FROM messages
+			WHERE queue_id = $1 AND seq > 0` + start + ` AND seq < (SELECT min(seq) FROM cand)
+			LIMIT ` + strconv.Itoa(frontHintFrom) + `) f
 	), upd AS (
 		UPDATE messages m SET ` + claimSet(now, until) + `
 		FROM cand
 		WHERE m.ctid = cand.ctid AND cand.receive_count < $7
-		RETURNING m.*, 0::float8 AS ord1, m.seq AS ord2
+		RETURNING m.*, (SELECT passed FROM front) AS ord1, m.seq AS ord2
 	)`
 }
 
@@ -75,16 +93,21 @@ func standardClaim(now, after, until string) string {
 // redriven, after its rows claimed (upd).
 const standardRedriveSQL = `SELECT true, m.message_id, m.seq, m.group_id, m.dedup_id, m.body, m.attributes, m.system_attributes,
 		m.md5_body, m.md5_attributes, m.md5_system, m.sender_id, m.sent_at, m.receive_count,
-		m.first_received_at, m.dead_letter_source, 0::float8, m.seq
+		m.first_received_at, m.dead_letter_source, (SELECT passed FROM front), m.seq
 	FROM cand JOIN messages m ON m.ctid = cand.ctid
 	WHERE cand.receive_count >= $7`
 
 // standardClaimSQL is the general path's Standard claim ($2 now, $3 the
-// retention cutoff, $5 the visibility deadline).
-var standardClaimSQL = `WITH ` + standardClaim("$2", "$3", "$5") + `
+// retention cutoff, $5 the visibility deadline), from the front or, when
+// hinted, after $9.
+func standardClaimSQL(hinted bool) string {
+	return `WITH ` + standardClaim("$2", "$3", "$5", hinted) + `
 	SELECT false AS redrive, ` + msgCols + `, ord1, ord2 FROM upd
 	UNION ALL
 	` + standardRedriveSQL
+}
+
+var standardClaimSQLs = [2]string{standardClaimSQL(false), standardClaimSQL(true)}
 
 // fifoClaimSQL claims from a FIFO queue's groups in the order their heads
 // became receivable (avail_at, then head_seq), one group lock at a time:
@@ -233,12 +256,17 @@ var fifoReceiveOneSQL = `WITH ` + queueNowSQL + `, g AS (
 	` + nothingReceivedSQL("got", "sluice_fifo_next")
 
 // standardReceiveSQL is the one-statement Standard claim: standardClaim,
-// with nothing to redrive ($7 MaxInt32) and none taken before ($8).
-var standardReceiveSQL = `WITH ` + queueNowSQL + `, ` +
-	standardClaim("(SELECT now FROM q)", "(SELECT after FROM q)", receiveUntilSQL) + `
+// with nothing to redrive ($7 MaxInt32) and none taken before ($8), from
+// the front or, when hinted, after $9.
+func standardReceiveSQL(hinted bool) string {
+	return `WITH ` + queueNowSQL + `, ` +
+		standardClaim("(SELECT now FROM q)", "(SELECT after FROM q)", receiveUntilSQL, hinted) + `
 	SELECT false, ` + msgCols + `, ord1, ord2, NULL::timestamptz, false FROM upd
 	UNION ALL
 	` + nothingReceivedSQL("upd", "sluice_standard_next")
+}
+
+var standardReceiveSQLs = [2]string{standardReceiveSQL(false), standardReceiveSQL(true)}
 
 // After a claim that got nothing, one more statement says when the next
 // message becomes visible (NextChange) and whether one is receivable now:
@@ -264,14 +292,20 @@ const (
 // fast claims, sends and deletes on one queue share a transaction
 // (runQueueBatch).
 func (s *Store) fastClaim(ctx context.Context, p *stores.MessageClaimParams, fifo, sweep bool) (*stores.MessageClaimResult, error) {
-	res, err := s.inQueueBatch(ctx, p.QueueName, p.QueueID, p.Now, queueOp{claim: fastClaimReq{p, fifo, sweep}})
+	var from int64
+	if !fifo {
+		from = s.fronts.from(p.QueueID, time.Now())
+	}
+	res, err := s.inQueueBatch(ctx, p.QueueName, p.QueueID, p.Now, queueOp{claim: fastClaimReq{p, fifo, sweep, from}})
 	return res.claim, err
 }
 
-// fastClaimReq is one fast claim waiting in the combiner.
+// fastClaimReq is one fast claim waiting in the combiner; a Standard one
+// starts after seq from.
 type fastClaimReq struct {
 	p           *stores.MessageClaimParams
 	fifo, sweep bool
+	from        int64
 }
 
 // claimStatement is r's one-statement claim and its arguments.
@@ -284,11 +318,16 @@ func claimStatement(r fastClaimReq) (string, []any) {
 	if r.fifo {
 		return fifoReceiveSQL, append(args, r.sweep)
 	}
-	return standardReceiveSQL, append(args, math.MaxInt32, []string{})
+	args = append(args, math.MaxInt32, []string{})
+	if r.from > 0 {
+		return standardReceiveSQLs[1], append(args, r.from)
+	}
+	return standardReceiveSQLs[0], args
 }
 
-// readClaim reads the rows of r's claim statement and closes them.
-func readClaim(rows pgx.Rows, r fastClaimReq) (*stores.MessageClaimResult, error) {
+// readClaim reads the rows of r's claim statement and closes them; a
+// Standard claim's rows also go to fronts.
+func readClaim(rows pgx.Rows, r fastClaimReq, fronts *frontHints) (*stores.MessageClaimResult, error) {
 	defer rows.Close()
 	res := &stores.MessageClaimResult{}
 	var out []claimRow
@@ -323,6 +362,9 @@ func readClaim(rows pgx.Rows, r fastClaimReq) (*stores.MessageClaimResult, error
 		return nil, stores.ErrQueueNotFound
 	}
 	sortClaimRows(out)
+	if !r.fifo {
+		fronts.claimedRows(r.p.QueueID, out)
+	}
 	for _, c := range out {
 		res.Messages = append(res.Messages, stores.ClaimedMessage{StoredMessage: *c.msg, Token: r.p.Token})
 	}
@@ -436,7 +478,13 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 		if q.fifo {
 			rows, err = t.claimRows(ctx, true, fifoClaimSQL, q.id, t.now, after, want, until, p.Token, maxRC, taken, !swept)
 		} else {
-			rows, err = t.claimRows(ctx, false, standardClaimSQL, q.id, t.now, after, want, until, p.Token, maxRC, taken)
+			args := []any{q.id, t.now, after, want, until, p.Token, maxRC, taken}
+			sql := standardClaimSQLs[0]
+			if from := t.s.fronts.from(q.id, time.Now()); from > 0 {
+				sql, args = standardClaimSQLs[1], append(args, from)
+			}
+			rows, err = t.claimRows(ctx, false, sql, args...)
+			t.s.fronts.claimedRows(q.id, rows)
 		}
 		if err != nil {
 			return nil, 0, err

@@ -708,6 +708,9 @@ func distinct(ids []string) bool {
 }
 
 func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageChangeVisibilityParams) (*stores.MessageChangeVisibilityResult, error) {
+	// The message may be behind the queue's front hint, and receivable
+	// now: this instance's claims start from the front again.
+	defer s.fronts.drop(p.QueueID)
 	var res *stores.MessageChangeVisibilityResult
 	fifo, known := s.fifoOf(p.QueueID)
 	err := s.run(ctx, func(t *txn) error {

@@ -93,6 +93,7 @@ type Store struct {
 	fifoByID sync.Map
 
 	counts countcache.Cache // deep queues' counts, reused (counting reads every message)
+	fronts frontHints       // where Standard claims start (fronthint.go)
 
 	changes        atomic.Int64 // rows changed, for the vacuumer
 	vacuums        atomic.Int64 // passes run, for tests

@@ -128,7 +128,7 @@ func (s *Store) runQueueBatch(ctx context.Context, _ batchKey, ops []queueOp) ([
 				// caller's alone, and the rest of the batch is still
 				// read. (A row it could not scan would fail every call
 				// of a batch that committed: a programming error.)
-				out[i].claim, out[i].err = readClaim(rows, op.claim)
+				out[i].claim, out[i].err = readClaim(rows, op.claim, &s.fronts)
 				return nil
 			})
 		}

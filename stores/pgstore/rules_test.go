@@ -293,10 +293,13 @@ func TestSQLPinRetention(t *testing.T) {
 			return res.Outcome != stores.ReceiptGone
 		}},
 		{"standardReceiveSQL", false, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
-			return claims(standardReceiveSQL, q.ID, now, q.Name, 10, int64(60e6), "new", math.MaxInt32, []string{})
+			return claims(standardReceiveSQLs[0], q.ID, now, q.Name, 10, int64(60e6), "new", math.MaxInt32, []string{})
+		}},
+		{"standardReceiveSQL, after a front hint", false, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+			return claims(standardReceiveSQLs[1], q.ID, now, q.Name, 10, int64(60e6), "new", math.MaxInt32, []string{}, int64(1))
 		}},
 		{"standardReceiveSQL, nothing to claim", true, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
-			claimed, next := receive(standardReceiveSQL, q.ID, now, q.Name, 10, int64(60e6), "new", math.MaxInt32, []string{})
+			claimed, next := receive(standardReceiveSQLs[0], q.ID, now, q.Name, 10, int64(60e6), "new", math.MaxInt32, []string{})
 			return claimed || next != nil
 		}},
 		{"fifoReceiveSQL", false, []bool{true}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
