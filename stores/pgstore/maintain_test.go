@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/rules"
 )
@@ -194,14 +192,7 @@ func TestRemainsFromBeforeTheMigrationAreListed(t *testing.T) {
 	if _, err := s.pool.Exec(ctx, body[i:]); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.pool.Query(ctx, "SELECT queue_id FROM queue_remains ORDER BY 1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := columnStrings(t, s, "SELECT queue_id FROM queue_remains ORDER BY 1")
 	if strings.Join(got, ",") != "gone-1,gone-2,gone-3" {
 		t.Errorf("listed remains = %v, want the three dead incarnations and not the live queue", got)
 	}

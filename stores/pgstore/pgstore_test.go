@@ -168,3 +168,17 @@ func TestSessionSettings(t *testing.T) {
 		}
 	}
 }
+
+// columnStrings runs sql and returns its first column, a text, row by row.
+func columnStrings(t *testing.T, s *Store, sql string, args ...any) []string {
+	t.Helper()
+	rows, err := s.pool.Query(context.Background(), sql, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}

@@ -167,14 +167,7 @@ func TestMigrationMarksMessagesOutOfOrder(t *testing.T) {
 	if _, err := s.pool.Exec(ctx, body[i:i+j]); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := s.pool.Query(ctx, "SELECT message_id FROM messages WHERE moved ORDER BY seq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := columnStrings(t, s, "SELECT message_id FROM messages WHERE moved ORDER BY seq")
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("marked %v, want %v (the third and sixth of the queue)", got, want)
 	}
