@@ -81,6 +81,40 @@ func holdGroup(t *testing.T, s *Store, q *stores.Queue, group string) pgx.Tx {
 	return tx
 }
 
+// lockWaiters counts the backends that wait for locks the holders hold,
+// directly or queued behind another such waiter. Lock tests wait for these
+// to set the order of events, whatever the machine's load.
+func lockWaiters(t *testing.T, s *Store, holders ...pgx.Tx) func() int {
+	t.Helper()
+	ctx := context.Background()
+	var pids []int32
+	for _, h := range holders {
+		var pid int32
+		if err := h.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	return func() int {
+		var n int
+		if err := s.pool.QueryRow(ctx, `WITH RECURSIVE w(pid) AS (
+				SELECT unnest($1::int[])
+				UNION
+				SELECT a.pid FROM pg_stat_activity a, w WHERE w.pid = ANY(pg_blocking_pids(a.pid)))
+			SELECT count(*) - cardinality($1::int[]) FROM w`, pids).Scan(&n); err != nil {
+			t.Error(err)
+		}
+		return n
+	}
+}
+
+// waitQueued waits until n backends wait for the holders' locks.
+func waitQueued(t *testing.T, s *Store, n int, holders ...pgx.Tx) {
+	t.Helper()
+	waiters := lockWaiters(t, s, holders...)
+	waitFor(t, func() bool { return waiters() >= n })
+}
+
 // A batch of deletes and claims runs the deletes first, in the same
 // transaction: a claim batched with the delete of its group's head gets
 // the group's next message, wherever it stands in the batch.
@@ -394,7 +428,7 @@ func TestVisibilityChangeTakesTheGroupFirst(t *testing.T) {
 			MessageID: m.ID, Token: m.Token, Timeout: 0})
 		changed <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // the change is waiting
+	waitQueued(t, s, 1, holder) // the change is waiting
 	if _, err := holder.Exec(ctx, `SET LOCAL lock_timeout = '500ms'`); err != nil {
 		t.Fatal(err)
 	}
@@ -455,13 +489,16 @@ func TestReplayTakesGroupsFirst(t *testing.T) {
 		_, err := s.MessageClaim(ctx, attempt("t2", later))
 		replayed <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitQueued(t, s, 1, x) // the replay waits for a's message
 	go func() {
 		_, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10,
 			VisibilityTimeout: time.Minute, Token: "t3", Now: later})
 		claimed <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// The claim queues up behind the replay, or (the replay holding both
+	// groups) gets nothing at once.
+	waiters := lockWaiters(t, s, x)
+	waitFor(t, func() bool { return len(claimed) > 0 || waiters() >= 2 })
 	if err := x.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -517,21 +554,21 @@ func TestRedriveRoundsDoNotWaitForGroups(t *testing.T) {
 		first, err = receive("t")
 		received <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // round 1 holds m and waits to move m1
+	waitQueued(t, s, 1, sendM) // round 1 holds m and waits to move m1
 	if err := groupC.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := sendM.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // round 2 holds c and waits for c0
+	waitQueued(t, s, 1, messageC0) // round 2 holds c and waits for c0
 	deleted := make(chan error, 1)
 	go func() {
 		_, err := s.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: q.Name, QueueID: q.ID, KeepExpired: true,
 			Receipts: []stores.Receipt{{MessageID: c0.ID, Token: "x"}, {MessageID: m1.ID, Token: "x"}}})
 		deleted <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // the delete waits for c
+	waitQueued(t, s, 2, messageC0) // the delete waits for c, held by the receive
 	if err := messageC0.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -646,12 +683,12 @@ func TestPurgeAndReplayTakeAttemptsFirst(t *testing.T) {
 	go func() {
 		purged <- s.QueuePurge(ctx, &stores.QueuePurgeParams{Name: q.Name, ID: q.ID, Now: t0.Add(2 * time.Second)})
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitQueued(t, s, 1, x) // the purge waits for z's message
 	go func() {
 		_, err := s.MessageClaim(ctx, attempt("t2", t0.Add(3*time.Second)))
 		replayed <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitQueued(t, s, 2, x) // and the replay behind it
 	if err := x.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
