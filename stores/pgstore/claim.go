@@ -1,12 +1,12 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -56,9 +56,11 @@ func claimSet(now, until string) string {
 // on a table of that size. It locks up to $4 visible messages, oldest (by seq) first,
 // skipping rows other transactions hold, walking (queue_id, seq) past the
 // messages in flight or delayed before them, and claims those received
-// fewer than $7 times. front counts the messages it passed, up to
-// frontHintFrom; every row it returns carries that count as its ord1,
-// which orders nothing (it is the same on every row of the statement). A row that another claimer updated and committed after this
+// fewer than $7 times. front counts the messages it passed and finds when
+// the first of them in flight or delayed becomes visible (for the front
+// hint); every row it returns carries the two as its ord1 (which orders
+// nothing: it is the same on every row of the statement) and front_next.
+// A row that another claimer updated and committed after this
 // statement's snapshot is re-checked by the row lock (READ COMMITTED
 // follows the update chain and re-evaluates visible_at <= now), so it is
 // never handed out twice. If it is still visible, this claim skips it: the
@@ -77,15 +79,14 @@ func standardClaim(now, after, until string, hinted bool) string {
 		LIMIT $4
 		FOR UPDATE SKIP LOCKED
 	), front AS (
-		SELECT count(*)::float8 AS passed FROM (
-			SELECT 1 FROM messages
-			WHERE queue_id = $1 AND seq > 0` + start + ` AND seq < (SELECT min(seq) FROM cand)
-			LIMIT ` + strconv.Itoa(frontHintFrom) + `) f
+		SELECT count(*)::float8 AS passed, min(visible_at) FILTER (WHERE visible_at > ` + now + `) AS next
+		FROM messages
+		WHERE queue_id = $1 AND seq > 0` + start + ` AND seq < (SELECT min(seq) FROM cand)
 	), upd AS (
 		UPDATE messages m SET ` + claimSet(now, until) + `
 		FROM cand
 		WHERE m.ctid = cand.ctid AND cand.receive_count < $7
-		RETURNING m.*, (SELECT passed FROM front) AS ord1, m.seq AS ord2
+		RETURNING m.*, (SELECT passed FROM front) AS ord1, m.seq AS ord2, (SELECT next FROM front) AS front_next
 	)`
 }
 
@@ -93,7 +94,7 @@ func standardClaim(now, after, until string, hinted bool) string {
 // redriven, after its rows claimed (upd).
 const standardRedriveSQL = `SELECT true, m.message_id, m.seq, m.group_id, m.dedup_id, m.body, m.attributes, m.system_attributes,
 		m.md5_body, m.md5_attributes, m.md5_system, m.sender_id, m.sent_at, m.receive_count,
-		m.first_received_at, m.dead_letter_source, (SELECT passed FROM front), m.seq
+		m.first_received_at, m.dead_letter_source, (SELECT passed FROM front), m.seq, (SELECT next FROM front)
 	FROM cand JOIN messages m ON m.ctid = cand.ctid
 	WHERE cand.receive_count >= $7`
 
@@ -102,7 +103,7 @@ const standardRedriveSQL = `SELECT true, m.message_id, m.seq, m.group_id, m.dedu
 // hinted, after $9.
 func standardClaimSQL(hinted bool) string {
 	return `WITH ` + standardClaim("$2", "$3", "$5", hinted) + `
-	SELECT false AS redrive, ` + msgCols + `, ord1, ord2 FROM upd
+	SELECT false AS redrive, ` + msgCols + `, ord1, ord2, front_next FROM upd
 	UNION ALL
 	` + standardRedriveSQL
 }
@@ -118,6 +119,7 @@ type claimRow struct {
 	msg        *stores.StoredMessage
 	redrive    bool
 	ord1, ord2 float64
+	frontNext  *time.Time // Standard: when the first message the claim passed in flight or delayed becomes visible
 }
 
 // sortClaimRows puts a claim's rows in the order a receive returns them:
@@ -142,7 +144,11 @@ func (t *txn) claimRows(ctx context.Context, fifo bool, sql string, args ...any)
 	for rows.Next() {
 		var r claimRow
 		var ord2 int64
-		m, targets, finish := scanMessage(fifo, &r.ord1, &ord2)
+		dest := []any{&r.ord1, &ord2}
+		if !fifo {
+			dest = append(dest, &r.frontNext)
+		}
+		m, targets, finish := scanMessage(fifo, dest...)
 		if err := rows.Scan(append([]any{&r.redrive}, targets...)...); err != nil {
 			return nil, err
 		}
@@ -165,7 +171,8 @@ func (t *txn) claimRows(ctx context.Context, fifo bool, sql string, args ...any)
 // $3 its name, $4 how many, $5 the visibility timeout in microseconds, $6
 // the delivery's token. Their rows: as claimRowCols, then NextChange and
 // whether a message is receivable now, which only the row of a receive that
-// got nothing (its message id empty) carries. No row at all: the queue is
+// got nothing (its message id empty) carries; a Standard claim's message rows
+// carry its front_next in the NextChange column. No row at all: the queue is
 // gone.
 
 // queueNowSQL is the first table expression of the one-statement receives
@@ -185,15 +192,22 @@ const receiveUntilSQL = `(SELECT now FROM q) + $5::bigint * interval '1 microsec
 
 // nothingReceivedSQL is their last branch: when the claim (its rows in
 // claimed) got nothing, one row that says when to look again, from next
-// (sluice_standard_next or sluice_fifo_next): a volatile function, so its
-// statement takes a snapshot of its own and sees what committed while the
-// claim ran, and called only then (the condition holds for the whole
-// statement or not at all).
-func nothingReceivedSQL(claimed, next string) string {
+// (sluice_standard_next_from or sluice_fifo_next, called on q): a volatile
+// function, so its statement takes a snapshot of its own and sees what
+// committed while the claim ran, and called only then (the condition holds
+// for the whole statement or not at all). The row carries the statement's
+// clock as its sent_at, and ord1 and ord2 as given (for Standard, how many
+// messages it read and the last one's seq).
+func nothingReceivedSQL(claimed, next, ord1, ord2 string) string {
 	return `SELECT false, '', 0::bigint, '', '', '', NULL::bytea, NULL::bytea, '', '', '', '', q.now, 0,
-		NULL::timestamptz, '', 0::float8, 0::bigint, n.r_next, n.r_receivable
-	FROM q, ` + next + `(q.id, q.now, q.after) n
+		NULL::timestamptz, '', ` + ord1 + `, ` + ord2 + `, n.r_next, n.r_receivable
+	FROM q, ` + next + ` n
 	WHERE NOT EXISTS (SELECT 1 FROM ` + claimed + `)`
+}
+
+// fifoNothingReceivedSQL is nothingReceivedSQL for the FIFO receives.
+func fifoNothingReceivedSQL(claimed string) string {
+	return nothingReceivedSQL(claimed, "sluice_fifo_next(q.id, q.now, q.after)", "0::float8", "0::bigint")
 }
 
 // fifoReceiveSQL is the one-statement FIFO claim: sluice_fifo_claim, with
@@ -204,7 +218,7 @@ var fifoReceiveSQL = `WITH ` + queueNowSQL + `, c AS (
 	)
 	SELECT c.*, NULL::timestamptz, false FROM c
 	UNION ALL
-	` + nothingReceivedSQL("c", "sluice_fifo_next")
+	` + fifoNothingReceivedSQL("c")
 
 // fifoReceiveOneSQL is the one-statement FIFO claim of a single message
 // ($4 is 1) when no sweep is due, without a PL/pgSQL function in the common case:
@@ -253,17 +267,22 @@ var fifoReceiveOneSQL = `WITH ` + queueNowSQL + `, g AS (
 	UNION ALL
 	SELECT c.*, NULL::timestamptz, false FROM c
 	UNION ALL
-	` + nothingReceivedSQL("got", "sluice_fifo_next")
+	` + fifoNothingReceivedSQL("got")
 
 // standardReceiveSQL is the one-statement Standard claim: standardClaim,
 // with nothing to redrive ($7 MaxInt32) and none taken before ($8), from
 // the front or, when hinted, after $9.
 func standardReceiveSQL(hinted bool) string {
+	from := "0"
+	if hinted {
+		from = "$9::bigint"
+	}
 	return `WITH ` + queueNowSQL + `, ` +
 		standardClaim("(SELECT now FROM q)", "(SELECT after FROM q)", receiveUntilSQL, hinted) + `
-	SELECT false, ` + msgCols + `, ord1, ord2, NULL::timestamptz, false FROM upd
+	SELECT false, ` + msgCols + `, ord1, ord2, front_next, false FROM upd
 	UNION ALL
-	` + nothingReceivedSQL("upd", "sluice_standard_next")
+	` + nothingReceivedSQL("upd", "sluice_standard_next_from(q.id, q.now, q.after, "+from+")",
+		"n.r_count::float8", "n.r_last")
 }
 
 var standardReceiveSQLs = [2]string{standardReceiveSQL(false), standardReceiveSQL(true)}
@@ -271,18 +290,19 @@ var standardReceiveSQLs = [2]string{standardReceiveSQL(false), standardReceiveSQ
 // After a claim that got nothing, one more statement says when the next
 // message becomes visible (NextChange) and whether one is receivable now:
 // sluice_fifo_next (from the groups' avail_at and heads) or
-// sluice_standard_next. A claim can get nothing while one is: SKIP LOCKED
+// sluice_standard_next_from (from the messages after the claim's front
+// hint, which answers for those up to it). A claim can get nothing while one is: SKIP LOCKED
 // passed over candidates that other claims hold (and may let go of), and
 // the claim's snapshot predates sends that committed while it ran, whose
 // wake-ups went to the claims that took the rest. The receivable check is
 // a later statement, so it sees both; the claim then reports Contended and
 // its long poll looks again soon instead of sleeping beside a message
 // until its repair check. The one-statement receives run it inside their
-// function; the general path in its transaction ($3: the retention
-// cutoff).
+// statement; the general path in its transaction ($3: the retention
+// cutoff, $4: the seq the Standard walk starts after).
 const (
 	fifoNextSQL     = `SELECT r_next, r_receivable FROM sluice_fifo_next($1, $2, $3)`
-	standardNextSQL = `SELECT r_next, r_receivable FROM sluice_standard_next($1, $2, $3)`
+	standardNextSQL = `SELECT r_next, r_receivable, r_count, r_last FROM sluice_standard_next_from($1, $2, $3, $4)`
 )
 
 // fastClaim is MessageClaim on a queue whose kind is known, without an
@@ -342,13 +362,17 @@ func readClaim(rows pgx.Rows, r fastClaimReq, fronts *frontHints) (*stores.Messa
 		if err := rows.Scan(append([]any{&c.redrive}, targets...)...); err != nil {
 			return nil, err
 		}
-		if m.ID == "" { // got nothing: the answers
-			if next != nil {
-				res.NextChange = *next
-			}
+		if m.ID == "" { // got nothing: the answers, on the statement's clock (its sent_at)
 			res.Contended = receivable
+			if r.fifo {
+				res.NextChange = deref(next)
+			} else {
+				res.NextChange = fronts.nothingClaimed(r.p.QueueID, time.Now(), m.SentAt,
+					stdEmpty{r.from, int64(c.ord1), ord2, deref(next), receivable})
+			}
 			continue
 		}
+		c.frontNext = next
 		if err := finish(); err != nil {
 			return nil, err
 		}
@@ -363,7 +387,10 @@ func readClaim(rows pgx.Rows, r fastClaimReq, fronts *frontHints) (*stores.Messa
 	}
 	sortClaimRows(out)
 	if !r.fifo {
-		fronts.claimedRows(r.p.QueueID, out)
+		// The statement's clock is the database's unless the claim gave
+		// one; the two are taken to agree (as for NextChange).
+		now := time.Now()
+		fronts.claimedRows(r.p.QueueID, now, cmp.Or(r.p.Now, now), r.from, out)
 	}
 	for _, c := range out {
 		res.Messages = append(res.Messages, stores.ClaimedMessage{StoredMessage: *c.msg, Token: r.p.Token})
@@ -423,16 +450,19 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 			return nil // NextChange only matters to a receive that waits
 		}
 		var next *time.Time
-		sql := standardNextSQL
 		if q.fifo {
-			sql = fifoNextSQL
+			if err := t.QueryRow(ctx, fifoNextSQL, q.id, t.now, after).Scan(&next, &res.Contended); err != nil {
+				return err
+			}
+			res.NextChange = deref(next)
+			return nil
 		}
-		if err := t.QueryRow(ctx, sql, q.id, t.now, after).Scan(&next, &res.Contended); err != nil {
+		e := stdEmpty{from: t.s.fronts.from(q.id, time.Now())}
+		if err := t.QueryRow(ctx, standardNextSQL, q.id, t.now, after, e.from).Scan(&next, &e.receivable, &e.count, &e.last); err != nil {
 			return err
 		}
-		if next != nil {
-			res.NextChange = *next
-		}
+		e.next, res.Contended = deref(next), e.receivable
+		res.NextChange = t.s.fronts.nothingClaimed(q.id, time.Now(), t.now, e)
 		return nil
 	})
 	if err != nil {
@@ -480,11 +510,12 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 		} else {
 			args := []any{q.id, t.now, after, want, until, p.Token, maxRC, taken}
 			sql := standardClaimSQLs[0]
-			if from := t.s.fronts.from(q.id, time.Now()); from > 0 {
+			from := t.s.fronts.from(q.id, time.Now())
+			if from > 0 {
 				sql, args = standardClaimSQLs[1], append(args, from)
 			}
 			rows, err = t.claimRows(ctx, false, sql, args...)
-			t.s.fronts.claimedRows(q.id, rows)
+			t.s.fronts.claimedRows(q.id, time.Now(), t.now, from, rows)
 		}
 		if err != nil {
 			return nil, 0, err

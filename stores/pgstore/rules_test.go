@@ -262,9 +262,9 @@ func TestSQLPinRetention(t *testing.T) {
 		claimed, _ := receive(sql, args...)
 		return claimed
 	}
-	// next runs sluice_fifo_next or sluice_standard_next as the general
-	// claim path does, on the cutoff from Go.
-	next := func(t *testing.T, sql string, q *stores.Queue, now time.Time) (*time.Time, bool) {
+	// next runs sluice_fifo_next or sluice_standard_next_from (after seq
+	// from) as the general claim path does, on the cutoff from Go.
+	next := func(t *testing.T, sql string, q *stores.Queue, now time.Time, from ...any) (*time.Time, bool) {
 		var retention int64
 		if err := s.pool.QueryRow(ctx, `SELECT retention_us FROM queues WHERE id = $1`, q.ID).Scan(&retention); err != nil {
 			t.Fatal(err)
@@ -272,7 +272,11 @@ func TestSQLPinRetention(t *testing.T) {
 		var at *time.Time
 		var receivable bool
 		cut := sentAfter(rules.RetentionCutoff(time.Duration(retention)*time.Microsecond, now))
-		if err := s.pool.QueryRow(ctx, sql, q.ID, now, cut).Scan(&at, &receivable); err != nil {
+		dest := []any{&at, &receivable}
+		if len(from) > 0 {
+			dest = append(dest, new(int64), new(int64))
+		}
+		if err := s.pool.QueryRow(ctx, sql, append([]any{q.ID, now, cut}, from...)...).Scan(dest...); err != nil {
 			t.Fatal(err)
 		}
 		return at, receivable
@@ -318,12 +322,16 @@ func TestSQLPinRetention(t *testing.T) {
 			}
 			return len(res.Messages) > 0
 		}},
-		{"sluice_standard_next", true, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
-			at, _ := next(t, standardNextSQL, q, now)
+		{"sluice_standard_next_from", true, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+			at, _ := next(t, standardNextSQL, q, now, int64(0))
 			return at != nil
 		}},
-		{"sluice_standard_next, receivable now", false, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
-			_, receivable := next(t, standardNextSQL, q, now)
+		{"sluice_standard_next_from, receivable now", false, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+			_, receivable := next(t, standardNextSQL, q, now, int64(0))
+			return receivable
+		}},
+		{"sluice_standard_next_from, after a front hint", false, []bool{false}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
+			_, receivable := next(t, standardNextSQL, q, now, int64(1))
 			return receivable
 		}},
 		{"sluice_fifo_next, receivable now", false, []bool{true}, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
