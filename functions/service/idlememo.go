@@ -10,8 +10,10 @@ import (
 // idleMemo remembers, per queue, that a receive found nothing, so that the
 // receives that follow answer "nothing" without a store call until
 // something may have changed: a wake-up of the queue (from this instance
-// or, through the transport, another), the next visibility change the
-// claim reported (NextChange), or maxAge, whichever comes first. It is off
+// or, through the transport, another) that no waiting long poll here
+// speaks for (wake.Hub.WokeSince), the next visibility change the claim
+// reported (NextChange) or the end of the visibility of what a woken poll
+// took since (receivedUntil), or maxAge, whichever comes first. It is off
 // while the transport is degraded.
 //
 // Consumers polling an idle or drained queue are SQS's common case, and
@@ -68,6 +70,24 @@ func (m *idleMemo) forget(name string) {
 	m.mu.Lock()
 	delete(m.state, name)
 	m.mu.Unlock()
+}
+
+// receivedUntil notes that a claim took messages that come back at until,
+// unless deleted: the memo ends then at the latest.
+func (m *idleMemo) receivedUntil(name string, until time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.state[name]
+	if !ok {
+		return
+	}
+	if until.Before(st.until) {
+		st.until = until
+	}
+	if st.next.IsZero() || until.Before(st.next) {
+		st.next = until
+	}
+	m.state[name] = st
 }
 
 // remember records that a claim which began at mark, at start, found

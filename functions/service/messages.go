@@ -16,6 +16,7 @@ import (
 	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/rules"
+	"github.com/sluicehq/sluice/stores/wake"
 )
 
 // sendRequest is one message to send, from SendMessage or a batch entry.
@@ -322,21 +323,33 @@ func (s *Service) ReceiveMessage(ctx context.Context, in *contract.ReceiveMessag
 // repair check, until wait has passed.
 func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams, wait time.Duration) ([]stores.ClaimedMessage, error) {
 	deadline := time.Now().Add(wait)
-	check := false // the repair check: ask the store, whatever the memo says
+	look := lookFirst
 	lp := longPollWatch{s: s}
 	defer lp.done()
 	for {
 		// Subscribed before the claim, so that a send between the two
 		// still wakes this poll; a short poll never waits, so it needs no
 		// subscription (and spares the hub's lock).
+		var l *wake.Listener
 		var hint <-chan struct{}
-		cancel := func() {}
-		if wait > 0 {
-			hint, cancel = s.hub.Subscribe(p.QueueName)
+		listen := func() {
+			l = s.hub.Listen(p.QueueName)
+			hint = l.C
 		}
-		res, err := s.claim(ctx, p, check)
+		cancel := func() {
+			if l != nil {
+				l.Cancel()
+			}
+		}
+		if wait > 0 {
+			listen()
+		}
+		res, err := s.claim(ctx, p, look)
 		if err != nil {
 			cancel()
+			if look == lookWoken {
+				s.hub.Unclaimed(p.QueueName) // the message it was woken for is nobody's now
+			}
 			return nil, err
 		}
 		remaining := time.Until(deadline)
@@ -358,7 +371,10 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 			// message. Cancelling hands it on; a fresh subscription
 			// catches what comes during the pause.
 			cancel()
-			hint, cancel = s.hub.Subscribe(p.QueueName)
+			listen()
+		}
+		if l != nil {
+			l.Waiting() // wake-ups go to waiting polls first
 		}
 		if !res.NextChange.IsZero() {
 			if d := res.NextChange.Sub(s.wallNow()); d < sleep {
@@ -370,10 +386,10 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 		timer := time.NewTimer(sleep)
 		select {
 		case <-hint:
-			check = false
+			look = lookWoken
 			lp.info.Wakeups++
 		case <-timer.C:
-			check = true
+			look = lookCheck
 			lp.info.Checks++
 		case <-ctx.Done():
 			timer.Stop()
@@ -391,14 +407,24 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 	}
 }
 
-// claim claims once, or answers from the idle memo unless check is set or
-// the claim names a receive attempt (a replay must reach the store).
-func (s *Service) claim(ctx context.Context, p *stores.MessageClaimParams, check bool) (*stores.MessageClaimResult, error) {
+// A look is why a receive's claim runs.
+type look int
+
+const (
+	lookFirst look = iota // a receive's first claim: the idle memo may answer it
+	lookWoken             // a long poll woken for a message: the wake-up speaks for it (wake.Hub.WokeSince)
+	lookCheck             // the repair check, or a known visibility change: ask the store, whatever the memo says
+)
+
+// claim claims once, or, for a receive's first look, answers from the idle
+// memo unless the claim names a receive attempt (a replay must reach the
+// store).
+func (s *Service) claim(ctx context.Context, p *stores.MessageClaimParams, look look) (*stores.MessageClaimResult, error) {
 	p.Token = newToken()
 	p.Now = s.now()
 	memo := p.AttemptID == ""
 	start := s.wallNow()
-	if memo && !check {
+	if memo && look == lookFirst {
 		if next, ok := s.idle.answer(p.QueueName, p.QueueID, start); ok {
 			return &stores.MessageClaimResult{NextChange: next}, nil
 		}
@@ -409,11 +435,16 @@ func (s *Service) claim(ctx context.Context, p *stores.MessageClaimParams, check
 		return nil, s.storeErr(ctx, err)
 	}
 	s.wakeAfterClaim(ctx, p, res)
-	if len(res.Messages) == 0 && res.Redriven == 0 && !res.Contended {
+	switch {
+	case len(res.Messages) == 0 && res.Redriven == 0 && !res.Contended:
 		if memo {
 			s.idle.remember(p.QueueName, p.QueueID, mark, start, res.NextChange)
 		}
-	} else {
+	case look == lookWoken && res.Redriven == 0 && !res.Contended:
+		// What it took was spoken for, so the memo stays right; but those
+		// messages come back when their visibility ends.
+		s.idle.receivedUntil(p.QueueName, start.Add(max(p.VisibilityTimeout, 0)))
+	default:
 		s.idle.forget(p.QueueName) // what it knew was wrong, or is now
 	}
 	return res, nil

@@ -37,7 +37,8 @@ type Hub struct {
 
 	// Wake-up counts, for callers that remember a queue was empty (the
 	// service's idle memo): seq counts deliveries, woke[q] is the seq of
-	// q's last one, all the seq of the last that concerned every queue.
+	// q's last one that left a message unspoken for (see deliver), all the
+	// seq of the last that concerned every queue.
 	seq  uint64
 	all  uint64
 	woke map[string]uint64
@@ -57,7 +58,10 @@ type Hub struct {
 	closeOnce  sync.Once
 }
 
-type subscription struct{ ch chan struct{} }
+type subscription struct {
+	ch      chan struct{}
+	waiting bool // the poll waits (Listener.Waiting); otherwise it is claiming. Guarded by subMu.
+}
 
 // wokeLimit bounds the woke map; past it every remembered count is reset
 // (as after a reconnect), which only makes memos look again.
@@ -126,8 +130,28 @@ func (h *Hub) Close() error {
 
 // Subscribe returns a channel that receives, without blocking the sender
 // and possibly coalesced, when the queue may have become receivable. Call
-// cancel when done.
+// cancel when done. It is Listen for a caller that never says it waits.
 func (h *Hub) Subscribe(queue string) (hint <-chan struct{}, cancel func()) {
+	l := h.Listen(queue)
+	return l.C, l.Cancel
+}
+
+// A Listener is a long poll's subscription to a queue's wake-ups. A poll
+// subscribes before it claims, so that a send during the claim still wakes
+// it, and says when it starts waiting: a wake-up goes to waiting polls
+// first, which act on it at once, and only those speak for its messages
+// (see deliver).
+type Listener struct {
+	C <-chan struct{} // receives a hint when the queue may have become receivable
+
+	h     *Hub
+	queue string
+	sub   *subscription
+	once  sync.Once
+}
+
+// Listen subscribes to the queue's wake-ups. Call Cancel when done.
+func (h *Hub) Listen(queue string) *Listener {
 	sub := &subscription{ch: make(chan struct{}, 1)}
 	h.subMu.Lock()
 	set := h.subs[queue]
@@ -137,43 +161,88 @@ func (h *Hub) Subscribe(queue string) (hint <-chan struct{}, cancel func()) {
 	}
 	set[sub] = struct{}{}
 	h.subMu.Unlock()
-	var once sync.Once
-	return sub.ch, func() {
-		once.Do(func() {
-			h.subMu.Lock()
-			defer h.subMu.Unlock()
-			set := h.subs[queue]
-			if set == nil {
-				return
-			}
-			delete(set, sub)
-			if len(set) == 0 {
-				delete(h.subs, queue)
+	return &Listener{C: sub.ch, h: h, queue: queue, sub: sub}
+}
+
+// Waiting says that the poll has claimed and now waits for a hint.
+func (l *Listener) Waiting() {
+	l.h.subMu.Lock()
+	l.sub.waiting = true
+	l.h.subMu.Unlock()
+}
+
+// Cancel ends the subscription. A hint it holds, which its poll will not
+// act on (it is done, say with messages its claim found first), goes to
+// another poll: an event wakes as few polls as it has messages, so a poll
+// would otherwise sleep beside a receivable message.
+func (l *Listener) Cancel() {
+	l.once.Do(func() {
+		h := l.h
+		h.subMu.Lock()
+		defer h.subMu.Unlock()
+		set := h.subs[l.queue]
+		if set == nil {
+			return
+		}
+		delete(set, l.sub)
+		if len(set) == 0 {
+			delete(h.subs, l.queue)
+		}
+		select {
+		case <-l.sub.ch:
+			h.passOn(l.queue, set)
+		default:
+		}
+	})
+}
+
+// wake puts a hint in the channel of one subscription of the set that has
+// none pending, a waiting one if it can, and says whether it did and to a
+// waiting one. Call with subMu held.
+func (h *Hub) wake(set map[*subscription]struct{}) (woke, waiting bool) {
+	for _, want := range []bool{true, false} {
+		for sub := range set {
+			if sub.waiting != want {
+				continue
 			}
 			select {
-			case <-sub.ch:
-				// A wake-up this waiter will not act on (it is done, say
-				// with messages its claim found first). An event wakes as
-				// few waiters as it has messages, so pass it on, or a
-				// waiter would sleep beside a receivable message.
-				h.wakeOne(set)
+			case sub.ch <- struct{}{}:
+				h.stats.woken.Add(1)
+				return true, want
 			default:
 			}
-		})
+		}
+	}
+	return false, false
+}
+
+// passOn hands a wake-up of the queue that its poll will not act on to
+// another poll of the set, or, when no waiting poll takes it, counts the
+// queue as woken: nobody waiting speaks for its message any more. Call with
+// subMu held.
+func (h *Hub) passOn(queue string, set map[*subscription]struct{}) {
+	if _, waiting := h.wake(set); !waiting {
+		h.markWoken(queue)
 	}
 }
 
-// wakeOne wakes one waiter of the set that has no wake-up pending. Call
-// with subMu held.
-func (h *Hub) wakeOne(set map[*subscription]struct{}) {
-	for sub := range set {
-		select {
-		case sub.ch <- struct{}{}:
-			h.stats.woken.Add(1)
-			return
-		default:
-		}
+// markWoken counts a delivery that concerns the queue. Call with subMu held.
+func (h *Hub) markWoken(queue string) {
+	h.seq++
+	if len(h.woke) >= wokeLimit {
+		clear(h.woke)
+		h.all = h.seq
 	}
+	h.woke[queue] = h.seq
+}
+
+// Unclaimed hands on a wake-up that a waiter of the queue received but will
+// not act on after all (its claim failed): to another waiter, or else the
+// queue counts as woken.
+func (h *Hub) Unclaimed(queue string) {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	h.passOn(queue, h.subs[queue])
 }
 
 // Degraded reports whether the transport knows it may be missing other
@@ -188,7 +257,8 @@ func (h *Hub) Mark() uint64 {
 }
 
 // WokeSince reports whether the queue may have become receivable since
-// Mark returned mark.
+// Mark returned mark, for a receive that no wake-up is meant for: it leaves
+// out the messages that woken waiters here speak for (see deliver).
 func (h *Hub) WokeSince(queue string, mark uint64) bool {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
@@ -263,31 +333,30 @@ func (h *Hub) send(ctx context.Context, b *batch) {
 	}
 }
 
-// deliver wakes Count waiters of each event's queue (all for Count 0).
-// Waiters are tried in map order, so who is woken varies. One whose channel
-// already holds a hint does not count: that hint is for an earlier event,
-// and two messages need two receivers.
+// deliver wakes Count polls of each event's queue (all for Count 0),
+// waiting ones first (those claiming act on a hint once their claim is
+// done). Polls are tried in map order, so who is woken varies. One whose
+// channel already holds a hint does not count: that hint is for an earlier
+// event, and two messages need two receivers. When Count waiting polls were
+// woken, each of the event's messages has a poll here that claims at once
+// (or passes the wake-up on: Unclaimed, and Cancel), so the event does not
+// count for WokeSince; otherwise it does.
 func (h *Hub) deliver(events []Event) {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
 	for _, ev := range events {
-		h.seq++
-		if len(h.woke) >= wokeLimit {
-			clear(h.woke)
-			h.all = h.seq
-		}
-		h.woke[ev.Queue] = h.seq
-		woken := 0
-		for sub := range h.subs[ev.Queue] {
-			select {
-			case sub.ch <- struct{}{}:
-				woken++
-				h.stats.woken.Add(1)
-			default:
-			}
-			if ev.Count > 0 && woken >= ev.Count {
+		set := h.subs[ev.Queue]
+		spoken := ev.Count > 0
+		for n := 0; ev.Count == 0 || n < ev.Count; n++ {
+			woke, waiting := h.wake(set)
+			if !woke {
+				spoken = false
 				break
 			}
+			spoken = spoken && waiting
+		}
+		if !spoken {
+			h.markWoken(ev.Queue)
 		}
 	}
 }

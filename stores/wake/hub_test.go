@@ -129,6 +129,96 @@ func TestMarkAndWokeSince(t *testing.T) {
 	}
 }
 
+// A wake-up that reached as many waiting polls as its event has messages
+// does not count for WokeSince (each message has a poll that claims it at
+// once); one that reached fewer does, so does one that reached a poll still
+// claiming, and so does one whose poll will not act on it and has no
+// waiting poll to pass it to. Waiting polls are woken first.
+func TestSpokenForWakeUpsDoNotCount(t *testing.T) {
+	h := NewHub(HubOptions{})
+	defer h.Close()
+	ctx := context.Background()
+	w := h.Listen("q")
+	defer w.Cancel()
+	w.Waiting()
+
+	m := h.Mark()
+	h.Publish(ctx, Event{Queue: "q", Count: 1})
+	if h.WokeSince("q", m) {
+		t.Error("a message its woken waiting poll speaks for counted")
+	}
+	h.Publish(ctx, Event{Queue: "q", Count: 1}) // the poll's hint is still pending
+	if !h.WokeSince("q", m) {
+		t.Error("a message no poll speaks for did not count")
+	}
+	<-w.C
+
+	m = h.Mark()
+	h.Publish(ctx, Event{Queue: "q", Count: 2})
+	if !h.WokeSince("q", m) {
+		t.Error("an event of two messages that woke one poll did not count")
+	}
+	<-w.C
+
+	m = h.Mark()
+	h.Publish(ctx, Event{Queue: "q"})
+	if !h.WokeSince("q", m) {
+		t.Error("an event for every poll did not count")
+	}
+	<-w.C
+
+	// A poll still claiming is woken only when no waiting poll is free, and
+	// does not speak for the message.
+	claiming := h.Listen("q")
+	m = h.Mark()
+	h.Publish(ctx, Event{Queue: "q", Count: 1})
+	if len(w.C) != 1 || len(claiming.C) != 0 || h.WokeSince("q", m) {
+		t.Errorf("waiting poll woken %v, claiming poll woken %v, counted %v; want true, false, false",
+			len(w.C) == 1, len(claiming.C) == 1, h.WokeSince("q", m))
+	}
+	h.Publish(ctx, Event{Queue: "q", Count: 1})
+	if len(claiming.C) != 1 || !h.WokeSince("q", m) {
+		t.Errorf("with the waiting poll's hint pending: claiming poll woken %v, counted %v; want true, true",
+			len(claiming.C) == 1, h.WokeSince("q", m))
+	}
+	<-w.C
+	<-claiming.C
+	claiming.Cancel()
+
+	// The woken poll, done waiting, claims and fails: another waiting poll
+	// takes the wake-up; that one cancels without acting on it, and with
+	// nobody left the queue counts as woken.
+	w.Cancel()
+	a, b := h.Listen("q"), h.Listen("q")
+	a.Waiting()
+	b.Waiting()
+	m = h.Mark()
+	h.Publish(ctx, Event{Queue: "q", Count: 1})
+	woken, other := a, b
+	select {
+	case <-a.C:
+	case <-b.C:
+		woken, other = b, a
+	}
+	woken.Cancel()
+	h.Unclaimed("q")
+	if len(other.C) != 1 {
+		t.Error("an unclaimed wake-up was not passed to the other poll")
+	}
+	if h.WokeSince("q", m) {
+		t.Error("an unclaimed wake-up passed to another waiting poll counted")
+	}
+	other.Cancel()
+	if !h.WokeSince("q", m) {
+		t.Error("a wake-up whose poll cancelled with nobody to pass it to did not count")
+	}
+	m = h.Mark()
+	h.Unclaimed("q")
+	if !h.WokeSince("q", m) {
+		t.Error("an unclaimed wake-up with no poll did not count")
+	}
+}
+
 // slowTransport records its publishes; each takes a while, so that others
 // arrive meanwhile.
 type slowTransport struct {
