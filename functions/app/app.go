@@ -259,11 +259,14 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Wakeups:        hub,
 		IdleMemo:       cfg.IdleMemo,
 		RepairInterval: cfg.RepairInterval,
-		NoCooldowns:    cfg.NoCooldowns,
-		Clock:          clock,
-		MaxWait:        cfg.MaxWait,
-		OnLongPoll:     m.observeLongPoll,
-		Logger:         logger,
+		// A store call there costs money; elsewhere CPU, and racing the
+		// woken poll lowers the pickup latency.
+		TrustWokenPolls: billed,
+		NoCooldowns:     cfg.NoCooldowns,
+		Clock:           clock,
+		MaxWait:         cfg.MaxWait,
+		OnLongPoll:      m.observeLongPoll,
+		Logger:          logger,
 	})
 	a := &App{
 		store: store, rawStore: raw, hub: hub, svc: svc, log: logger,

@@ -10,11 +10,11 @@ import (
 // idleMemo remembers, per queue, that a receive found nothing, so that the
 // receives that follow answer "nothing" without a store call until
 // something may have changed: a wake-up of the queue (from this instance
-// or, through the transport, another) that no waiting long poll here
-// speaks for (wake.Hub.WokeSince), the next visibility change the claim
-// reported (NextChange) or the end of the visibility of what a woken poll
-// took since (receivedUntil), or maxAge, whichever comes first. It is off
-// while the transport is degraded.
+// or, through the transport, another; with trustWoken, only one that no
+// waiting long poll here speaks for: wake.Hub.UnspokenSince), the next
+// visibility change the claim reported (NextChange) or the end of the
+// visibility of what a woken poll took since (receivedUntil), or maxAge,
+// whichever comes first. It is off while the transport is degraded.
 //
 // Consumers polling an idle or drained queue are SQS's common case, and
 // each empty receive costs a store round trip (on Firestore, a billed read).
@@ -23,8 +23,9 @@ import (
 // arrive, or maxAge when a change sends none (a lost event, or a claim that
 // found nothing because another transaction held the rows for a moment).
 type idleMemo struct {
-	maxAge time.Duration
-	hub    *wake.Hub
+	maxAge     time.Duration
+	hub        *wake.Hub
+	trustWoken bool // see Config.TrustWokenPolls
 
 	mu    sync.Mutex
 	state map[string]idleState // by queue name
@@ -41,8 +42,17 @@ type idleState struct {
 // that is not enough, all of them.
 const idleStateLimit = 4096
 
-func newIdleMemo(maxAge time.Duration, hub *wake.Hub) *idleMemo {
-	return &idleMemo{maxAge: maxAge, hub: hub, state: map[string]idleState{}}
+func newIdleMemo(maxAge time.Duration, hub *wake.Hub, trustWoken bool) *idleMemo {
+	return &idleMemo{maxAge: maxAge, hub: hub, trustWoken: trustWoken, state: map[string]idleState{}}
+}
+
+// wokeSince reports whether a wake-up since mark ends what the memo knows
+// of the queue.
+func (m *idleMemo) wokeSince(name string, mark uint64) bool {
+	if m.trustWoken {
+		return m.hub.UnspokenSince(name, mark)
+	}
+	return m.hub.WokeSince(name, mark)
 }
 
 func (m *idleMemo) on() bool { return m.maxAge > 0 && !m.hub.Degraded() }
@@ -59,7 +69,7 @@ func (m *idleMemo) answer(name, id string, now time.Time) (next time.Time, ok bo
 	m.mu.Lock()
 	st, found := m.state[name]
 	m.mu.Unlock()
-	if !found || st.id != id || !now.Before(st.until) || m.hub.WokeSince(name, st.mark) {
+	if !found || st.id != id || !now.Before(st.until) || m.wokeSince(name, st.mark) {
 		return time.Time{}, false
 	}
 	return st.next, true
@@ -94,7 +104,7 @@ func (m *idleMemo) receivedUntil(name string, until time.Time) {
 // nothing, unless the queue was woken since: the claim may have read from
 // before that change.
 func (m *idleMemo) remember(name, id string, mark uint64, start, next time.Time) {
-	if !m.on() || m.hub.WokeSince(name, mark) {
+	if !m.on() || m.wokeSince(name, mark) {
 		return
 	}
 	until := start.Add(m.maxAge)

@@ -225,65 +225,74 @@ func waitForWaiting(t *testing.T, svc *service.Service, n int64) {
 	}
 }
 
-// A send that wakes a waiting long poll leaves the idle memo standing: the
-// woken poll claims the message, and a receive that comes meanwhile or
-// after is answered from the memo, without a store call, until the message
-// taken comes back. When the woken poll's claim fails, nobody speaks for the message any more, and the next
-// receive reads the store and finds it.
+// With TrustWokenPolls, a send that wakes a waiting long poll leaves the
+// idle memo standing: the woken poll claims the message, and a receive that
+// comes meanwhile or after is answered from the memo, without a store call,
+// until the message taken comes back. Without it, that receive reads the
+// store. When the woken poll's claim fails, nobody speaks for the message
+// any more, and the next receive reads the store and finds it.
 func TestWokenLongPollsSpeakForTheirMessages(t *testing.T) {
-	mem := memstore.New()
-	defer mem.Close()
-	st := &claimCountingStore{Store: mem}
-	clock := &frozen{now: time.Now().UTC().Truncate(time.Second)}
-	svc := service.New(service.Config{Store: st, BaseURL: "http://h", Clock: clock.Now,
-		IdleMemo: time.Hour, RepairInterval: time.Hour})
-	defer svc.Shutdown()
-	url := create(t, svc, "q")
-	send := func() {
-		t.Helper()
-		body := "m"
-		if _, err := svc.SendMessage(context.Background(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &body}); err != nil {
-			t.Fatal(err)
+	for _, trust := range []bool{true, false} {
+		mem := memstore.New()
+		defer mem.Close()
+		st := &claimCountingStore{Store: mem}
+		clock := &frozen{now: time.Now().UTC().Truncate(time.Second)}
+		svc := service.New(service.Config{Store: st, BaseURL: "http://h", Clock: clock.Now,
+			IdleMemo: time.Hour, RepairInterval: time.Hour, TrustWokenPolls: trust})
+		defer svc.Shutdown()
+		url := create(t, svc, "q")
+		send := func() {
+			t.Helper()
+			body := "m"
+			if _, err := svc.SendMessage(context.Background(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &body}); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	if got := receive(t, svc, url, 0); len(got) != 0 {
-		t.Fatal("empty queue gave messages")
-	}
-	polled := make(chan []contract.Message, 1)
-	go func() { polled <- receive(t, svc, url, 20) }()
-	waitForWaiting(t, svc, 1)
-	send()
-	if got := <-polled; len(got) != 1 {
-		t.Fatalf("the woken long poll got %d messages, want 1", len(got))
-	}
-	before := st.claims.Load()
-	if got := receive(t, svc, url, 0); len(got) != 0 {
-		t.Fatal("claimed a message in flight")
-	}
-	if n := st.claims.Load() - before; n != 0 {
-		t.Errorf("a receive after a wake-up that a long poll spoke for made %d store claims, want 0 (the memo answers)", n)
-	}
-	// The message it took comes back when its visibility ends (30 s): the
-	// memo ends then too.
-	clock.now = clock.now.Add(31 * time.Second)
-	if got := receive(t, svc, url, 0); len(got) != 1 {
-		t.Errorf("once the woken poll's message was visible again: %d messages, want 1", len(got))
-	}
+		if got := receive(t, svc, url, 0); len(got) != 0 {
+			t.Fatal("empty queue gave messages")
+		}
+		polled := make(chan []contract.Message, 1)
+		go func() { polled <- receive(t, svc, url, 20) }()
+		waitForWaiting(t, svc, 1)
+		send()
+		if got := <-polled; len(got) != 1 {
+			t.Fatalf("trust %v: the woken long poll got %d messages, want 1", trust, len(got))
+		}
+		before := st.claims.Load()
+		if got := receive(t, svc, url, 0); len(got) != 0 {
+			t.Fatal("claimed a message in flight")
+		}
+		want := int64(1)
+		if trust {
+			want = 0 // the memo answers
+		}
+		if n := st.claims.Load() - before; n != want {
+			t.Errorf("trust %v: a receive after a wake-up that a long poll spoke for made %d store claims, want %d", trust, n, want)
+		}
+		if trust {
+			// The message it took comes back when its visibility ends
+			// (30 s): the memo ends then too.
+			clock.now = clock.now.Add(31 * time.Second)
+			if got := receive(t, svc, url, 0); len(got) != 1 {
+				t.Errorf("once the woken poll's message was visible again: %d messages, want 1", len(got))
+			}
+		}
 
-	// The woken poll's claim fails: the next receive reads the store.
-	errs := make(chan error, 1)
-	go func() {
-		wait := int64(20)
-		_, err := svc.ReceiveMessage(context.Background(), &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: &wait})
-		errs <- err
-	}()
-	waitForWaiting(t, svc, 1)
-	st.fail.Store(true)
-	send()
-	if err := <-errs; err == nil {
-		t.Fatal("the long poll whose claim failed succeeded")
-	}
-	if got := receive(t, svc, url, 0); len(got) != 1 {
-		t.Errorf("after a woken poll's claim failed: %d messages, want 1", len(got))
+		// The woken poll's claim fails: the next receive reads the store.
+		errs := make(chan error, 1)
+		go func() {
+			wait := int64(20)
+			_, err := svc.ReceiveMessage(context.Background(), &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: &wait})
+			errs <- err
+		}()
+		waitForWaiting(t, svc, 1)
+		st.fail.Store(true)
+		send()
+		if err := <-errs; err == nil {
+			t.Fatal("the long poll whose claim failed succeeded")
+		}
+		if got := receive(t, svc, url, 0); len(got) != 1 {
+			t.Errorf("trust %v: after a woken poll's claim failed: %d messages, want 1", trust, len(got))
+		}
 	}
 }

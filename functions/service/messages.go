@@ -412,7 +412,7 @@ type look int
 
 const (
 	lookFirst look = iota // a receive's first claim: the idle memo may answer it
-	lookWoken             // a long poll woken for a message: the wake-up speaks for it (wake.Hub.WokeSince)
+	lookWoken             // a long poll woken for a message: the wake-up speaks for it (Config.TrustWokenPolls)
 	lookCheck             // the repair check, or a known visibility change: ask the store, whatever the memo says
 )
 
@@ -440,7 +440,7 @@ func (s *Service) claim(ctx context.Context, p *stores.MessageClaimParams, look 
 		if memo {
 			s.idle.remember(p.QueueName, p.QueueID, mark, start, res.NextChange)
 		}
-	case look == lookWoken && res.Redriven == 0 && !res.Contended:
+	case look == lookWoken && s.idle.trustWoken && res.Redriven == 0 && !res.Contended:
 		// What it took was spoken for, so the memo stays right; but those
 		// messages come back when their visibility ends.
 		s.idle.receivedUntil(p.QueueName, start.Add(max(p.VisibilityTimeout, 0)))

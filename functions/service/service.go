@@ -43,6 +43,15 @@ type Config struct {
 	// for the queue's next receives (see idleMemo); default 1s, negative:
 	// never.
 	IdleMemo time.Duration
+	// TrustWokenPolls: a receive behind wake-ups that waiting long polls
+	// here speak for (each message woke one, which claims it at once) is
+	// answered from the idle memo, not the store. With long-polling
+	// consumers that spares about half of all claims, but a receive that
+	// arrives just after a send no longer races the poll woken for it (on
+	// PostgreSQL, whose concurrent sends and claims share transactions, the
+	// median pickup rose from about 0.5 to 1.2 ms). The app sets it for
+	// stores billed per operation (stores.Biller).
+	TrustWokenPolls bool
 	// RepairInterval bounds how long a long poll trusts wake-ups alone
 	// before it checks the store (default 2s); while the transport is
 	// degraded it checks every RepairInterval/8.
@@ -109,7 +118,7 @@ func New(cfg Config) *Service {
 		traits = cfg.Store.Traits()
 	}
 	return &Service{traits: traits, cfg: cfg, store: cfg.Store, log: cfg.Logger, cache: newQueueCache(cfg.QueueCacheTTL),
-		hub: cfg.Wakeups, idle: newIdleMemo(cfg.IdleMemo, cfg.Wakeups), shutdown: make(chan struct{})}
+		hub: cfg.Wakeups, idle: newIdleMemo(cfg.IdleMemo, cfg.Wakeups, cfg.TrustWokenPolls), shutdown: make(chan struct{})}
 }
 
 type baseKey struct{}

@@ -37,11 +37,13 @@ type Hub struct {
 
 	// Wake-up counts, for callers that remember a queue was empty (the
 	// service's idle memo): seq counts deliveries, woke[q] is the seq of
-	// q's last one that left a message unspoken for (see deliver), all the
-	// seq of the last that concerned every queue.
-	seq  uint64
-	all  uint64
-	woke map[string]uint64
+	// q's last one, unspoken[q] of q's last one that left a message
+	// unspoken for (see deliver), all the seq of the last that concerned
+	// every queue.
+	seq      uint64
+	all      uint64
+	woke     map[string]uint64
+	unspoken map[string]uint64
 
 	pubMu   sync.Mutex
 	pending *batch // events waiting for the next Publish of the transport
@@ -86,6 +88,7 @@ func NewHub(opts HubOptions) *Hub {
 		log:            opts.Logger,
 		subs:           map[string]map[*subscription]struct{}{},
 		woke:           map[string]uint64{},
+		unspoken:       map[string]uint64{},
 		listenDone:     make(chan struct{}),
 		ready:          make(chan struct{}),
 	}
@@ -222,18 +225,23 @@ func (h *Hub) wake(set map[*subscription]struct{}) (woke, waiting bool) {
 // subMu held.
 func (h *Hub) passOn(queue string, set map[*subscription]struct{}) {
 	if _, waiting := h.wake(set); !waiting {
-		h.markWoken(queue)
+		h.markWoken(queue, false)
 	}
 }
 
-// markWoken counts a delivery that concerns the queue. Call with subMu held.
-func (h *Hub) markWoken(queue string) {
+// markWoken counts a delivery that concerns the queue, spoken for or not.
+// Call with subMu held.
+func (h *Hub) markWoken(queue string, spoken bool) {
 	h.seq++
-	if len(h.woke) >= wokeLimit {
+	if len(h.woke) >= wokeLimit || len(h.unspoken) >= wokeLimit {
 		clear(h.woke)
+		clear(h.unspoken)
 		h.all = h.seq
 	}
 	h.woke[queue] = h.seq
+	if !spoken {
+		h.unspoken[queue] = h.seq
+	}
 }
 
 // Unclaimed hands on a wake-up that a waiter of the queue received but will
@@ -257,12 +265,20 @@ func (h *Hub) Mark() uint64 {
 }
 
 // WokeSince reports whether the queue may have become receivable since
-// Mark returned mark, for a receive that no wake-up is meant for: it leaves
-// out the messages that woken waiters here speak for (see deliver).
+// Mark returned mark.
 func (h *Hub) WokeSince(queue string, mark uint64) bool {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
 	return h.all > mark || h.woke[queue] > mark
+}
+
+// UnspokenSince is WokeSince without the deliveries whose every message a
+// waiting poll here speaks for (see deliver): whether the queue may hold a
+// message that no poll here is about to claim.
+func (h *Hub) UnspokenSince(queue string, mark uint64) bool {
+	h.subMu.Lock()
+	defer h.subMu.Unlock()
+	return h.all > mark || h.unspoken[queue] > mark
 }
 
 // Publish wakes the waiters here at once, then hands the events to the
@@ -339,8 +355,8 @@ func (h *Hub) send(ctx context.Context, b *batch) {
 // channel already holds a hint does not count: that hint is for an earlier
 // event, and two messages need two receivers. When Count waiting polls were
 // woken, each of the event's messages has a poll here that claims at once
-// (or passes the wake-up on: Unclaimed, and Cancel), so the event does not
-// count for WokeSince; otherwise it does.
+// (or passes the wake-up on: Unclaimed, and Cancel), so the event counts
+// for WokeSince but not for UnspokenSince.
 func (h *Hub) deliver(events []Event) {
 	h.subMu.Lock()
 	defer h.subMu.Unlock()
@@ -355,9 +371,7 @@ func (h *Hub) deliver(events []Event) {
 			}
 			spoken = spoken && waiting
 		}
-		if !spoken {
-			h.markWoken(ev.Queue)
-		}
+		h.markWoken(ev.Queue, spoken)
 	}
 }
 
@@ -369,6 +383,7 @@ func (h *Hub) wakeAll() {
 	h.seq++
 	h.all = h.seq
 	clear(h.woke)
+	clear(h.unspoken)
 	for _, set := range h.subs {
 		for sub := range set {
 			select {

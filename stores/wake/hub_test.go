@@ -130,8 +130,8 @@ func TestMarkAndWokeSince(t *testing.T) {
 }
 
 // A wake-up that reached as many waiting polls as its event has messages
-// does not count for WokeSince (each message has a poll that claims it at
-// once); one that reached fewer does, so does one that reached a poll still
+// does not count for UnspokenSince (each message has a poll that claims it
+// at once), though it does for WokeSince; one that reached fewer does, so does one that reached a poll still
 // claiming, and so does one whose poll will not act on it and has no
 // waiting poll to pass it to. Waiting polls are woken first.
 func TestSpokenForWakeUpsDoNotCount(t *testing.T) {
@@ -144,25 +144,28 @@ func TestSpokenForWakeUpsDoNotCount(t *testing.T) {
 
 	m := h.Mark()
 	h.Publish(ctx, Event{Queue: "q", Count: 1})
-	if h.WokeSince("q", m) {
+	if h.UnspokenSince("q", m) {
 		t.Error("a message its woken waiting poll speaks for counted")
 	}
-	h.Publish(ctx, Event{Queue: "q", Count: 1}) // the poll's hint is still pending
 	if !h.WokeSince("q", m) {
+		t.Error("WokeSince left out a message a woken waiting poll speaks for")
+	}
+	h.Publish(ctx, Event{Queue: "q", Count: 1}) // the poll's hint is still pending
+	if !h.UnspokenSince("q", m) {
 		t.Error("a message no poll speaks for did not count")
 	}
 	<-w.C
 
 	m = h.Mark()
 	h.Publish(ctx, Event{Queue: "q", Count: 2})
-	if !h.WokeSince("q", m) {
+	if !h.UnspokenSince("q", m) {
 		t.Error("an event of two messages that woke one poll did not count")
 	}
 	<-w.C
 
 	m = h.Mark()
 	h.Publish(ctx, Event{Queue: "q"})
-	if !h.WokeSince("q", m) {
+	if !h.UnspokenSince("q", m) {
 		t.Error("an event for every poll did not count")
 	}
 	<-w.C
@@ -172,14 +175,14 @@ func TestSpokenForWakeUpsDoNotCount(t *testing.T) {
 	claiming := h.Listen("q")
 	m = h.Mark()
 	h.Publish(ctx, Event{Queue: "q", Count: 1})
-	if len(w.C) != 1 || len(claiming.C) != 0 || h.WokeSince("q", m) {
+	if len(w.C) != 1 || len(claiming.C) != 0 || h.UnspokenSince("q", m) {
 		t.Errorf("waiting poll woken %v, claiming poll woken %v, counted %v; want true, false, false",
-			len(w.C) == 1, len(claiming.C) == 1, h.WokeSince("q", m))
+			len(w.C) == 1, len(claiming.C) == 1, h.UnspokenSince("q", m))
 	}
 	h.Publish(ctx, Event{Queue: "q", Count: 1})
-	if len(claiming.C) != 1 || !h.WokeSince("q", m) {
+	if len(claiming.C) != 1 || !h.UnspokenSince("q", m) {
 		t.Errorf("with the waiting poll's hint pending: claiming poll woken %v, counted %v; want true, true",
-			len(claiming.C) == 1, h.WokeSince("q", m))
+			len(claiming.C) == 1, h.UnspokenSince("q", m))
 	}
 	<-w.C
 	<-claiming.C
@@ -205,16 +208,16 @@ func TestSpokenForWakeUpsDoNotCount(t *testing.T) {
 	if len(other.C) != 1 {
 		t.Error("an unclaimed wake-up was not passed to the other poll")
 	}
-	if h.WokeSince("q", m) {
+	if h.UnspokenSince("q", m) {
 		t.Error("an unclaimed wake-up passed to another waiting poll counted")
 	}
 	other.Cancel()
-	if !h.WokeSince("q", m) {
+	if !h.UnspokenSince("q", m) {
 		t.Error("a wake-up whose poll cancelled with nobody to pass it to did not count")
 	}
 	m = h.Mark()
 	h.Unclaimed("q")
-	if !h.WokeSince("q", m) {
+	if !h.UnspokenSince("q", m) {
 		t.Error("an unclaimed wake-up with no poll did not count")
 	}
 }
