@@ -362,8 +362,13 @@ func (h *Hub) deliver(events []Event) {
 	defer h.subMu.Unlock()
 	for _, ev := range events {
 		set := h.subs[ev.Queue]
-		spoken := ev.Count > 0
-		for n := 0; ev.Count == 0 || n < ev.Count; n++ {
+		if ev.Count == 0 {
+			h.stats.woken.Add(uint64(wakeEvery(set)))
+			h.markWoken(ev.Queue, false)
+			continue
+		}
+		spoken := true
+		for range ev.Count {
 			woke, waiting := h.wake(set)
 			if !woke {
 				spoken = false
@@ -385,13 +390,22 @@ func (h *Hub) wakeAll() {
 	clear(h.woke)
 	clear(h.unspoken)
 	for _, set := range h.subs {
-		for sub := range set {
-			select {
-			case sub.ch <- struct{}{}:
-			default:
-			}
+		wakeEvery(set)
+	}
+}
+
+// wakeEvery puts a hint in the channel of every subscription of the set
+// that has none pending, and says how many. Call with subMu held.
+func wakeEvery(set map[*subscription]struct{}) int {
+	n := 0
+	for sub := range set {
+		select {
+		case sub.ch <- struct{}{}:
+			n++
+		default:
 		}
 	}
+	return n
 }
 
 // receiver is the Hub as its transport sees it.
