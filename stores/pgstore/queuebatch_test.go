@@ -578,17 +578,24 @@ func TestRedriveRoundsDoNotWaitForGroups(t *testing.T) {
 	if err := <-deleted; err != nil {
 		t.Fatalf("the delete: %v", err)
 	}
-	// The first receive moved m1 and left c's over-received c1 (its group
-	// busy); the next moves c1 and returns c0.
-	if len(first.Messages) != 0 || first.Redriven != 1 {
-		t.Errorf("first receive: %d messages, %d redriven; want 0 and 1 (m1)", len(first.Messages), first.Redriven)
-	}
+	// When the receive undoes its round it lets group c go, and the delete
+	// waiting for c usually takes it first: then the first receive moved
+	// m1 and left c's over-received c1 (its group busy), and the next moves
+	// c1 and returns c0. If the receive's next statement comes first, the
+	// first receive does all of that itself (a race on a loaded machine).
+	// Either way neither deadlocked, c0 was returned once, and m1 and c1
+	// were moved, in order.
 	next, err := receive("t2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(next.Messages) != 1 || next.Messages[0].ID != c0.ID || next.Redriven != 1 {
-		t.Errorf("next receive: %+v, %d redriven; want c0 and 1 (c1)", next.Messages, next.Redriven)
+	t.Logf("first receive: %v, %d redriven; next: %v, %d redriven", ids(first.Messages), first.Redriven,
+		ids(next.Messages), next.Redriven)
+	if got := append(ids(first.Messages), ids(next.Messages)...); !slices.Equal(got, []string{c0.ID}) {
+		t.Errorf("the two receives returned %v, want c0 once", got)
+	}
+	if n := first.Redriven + next.Redriven; n != 2 {
+		t.Errorf("the two receives redrove %d messages, want 2 (m1, c1)", n)
 	}
 	if got := bodies(t, s, dlq); !slices.Equal(got, []string{"m1", "c1"}) {
 		t.Errorf("dead-letter queue: %q, want m1, c1", got)
