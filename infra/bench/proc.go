@@ -36,8 +36,9 @@ type CPUStats struct {
 	ServerCores    float64 `json:"server_cores,omitempty"` // the server process, when its pid is known
 	OtherCores     float64 `json:"other_cores"`            // the rest: PostgreSQL, the OS, ...
 	// Others are the busiest other processes, by command name (PostgreSQL
-	// backends add up under "postgres"); what is left of OtherCores is the
-	// kernel's own work and processes too short-lived to be seen.
+	// backends add up under "postgres"); a process that ended within the
+	// window counts under its parent, which waited for it. What is left of
+	// OtherCores is the kernel's own work.
 	Others []ProcCPU `json:"others,omitempty"`
 }
 
@@ -93,6 +94,10 @@ type procTime struct {
 	comm string
 	ppid int
 	cpu  time.Duration
+	// reaped is the CPU time of the children it has waited for: what a
+	// process that started and ended between two snapshots (a parallel
+	// worker, an autovacuum worker) leaves behind.
+	reaped time.Duration
 }
 
 // procTimes reads the command name and CPU time of every process.
@@ -111,11 +116,11 @@ func procTimes() map[int]procTime {
 		if err != nil {
 			continue
 		}
-		comm, ppid, cpu, err := parseStat(data)
+		p, err := parseStat(data)
 		if err != nil {
 			continue
 		}
-		out[pid] = procTime{comm, ppid, cpu}
+		out[pid] = p
 	}
 	return out
 }
@@ -163,36 +168,42 @@ func procCPU(pid int) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	_, _, cpu, err := parseStat(data)
+	p, err := parseStat(data)
 	if err != nil {
 		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
-	return cpu, nil
+	return p.cpu, nil
 }
 
 var errStatFormat = errors.New("unexpected format")
 
-// parseStat reads the command name, parent pid and user+system CPU time
-// from the contents of /proc/PID/stat.
-func parseStat(data []byte) (string, int, time.Duration, error) {
+// parseStat reads the command name, parent pid, user+system CPU time and
+// that of the children it waited for from the contents of /proc/PID/stat.
+func parseStat(data []byte) (procTime, error) {
 	open := bytes.IndexByte(data, '(')
 	i := bytes.LastIndexByte(data, ')')
 	if open < 0 || i < open {
-		return "", 0, 0, errStatFormat
+		return procTime{}, errStatFormat
 	}
 	f := strings.Fields(string(data[i+1:]))
-	// After "(comm)": state is field 3, ppid 4; utime and stime are fields
-	// 14 and 15.
-	if len(f) < 13 {
-		return "", 0, 0, errStatFormat
+	// After "(comm)": state is field 3, ppid 4; utime, stime, cutime and
+	// cstime are fields 14 to 17.
+	if len(f) < 15 {
+		return procTime{}, errStatFormat
 	}
-	ppid, err0 := strconv.Atoi(f[1])
-	ut, err1 := strconv.ParseUint(f[11], 10, 64)
-	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err0 != nil || err1 != nil || err2 != nil {
-		return "", 0, 0, errStatFormat
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return procTime{}, errStatFormat
 	}
-	return string(data[open+1 : i]), ppid, time.Duration(ut+st) * time.Second / userHZ, nil
+	var ticks [4]uint64
+	for k := range ticks {
+		if ticks[k], err = strconv.ParseUint(f[11+k], 10, 64); err != nil {
+			return procTime{}, errStatFormat
+		}
+	}
+	tick := time.Second / userHZ
+	return procTime{comm: string(data[open+1 : i]), ppid: ppid,
+		cpu: time.Duration(ticks[0]+ticks[1]) * tick, reaped: time.Duration(ticks[2]+ticks[3]) * tick}, nil
 }
 
 // procGroup names what a process's CPU is reported under: its command
@@ -253,14 +264,27 @@ func cpuBetween(a, b cpuSnap, keep ...string) *CPUStats {
 		d := pb.cpu
 		if pa, ok := a.procs[pid]; ok && pa.comm == pb.comm {
 			d -= pa.cpu
+			d += pb.reaped - pa.reaped // children that ended in the window
 		}
 		if d > 0 {
 			byName[procGroup(b.procs, pid)] += d
 		}
 	}
+	// A child that ended in the window is in its parent's reaped time
+	// whole; what it had used before the window is not the window's.
+	for pid, pa := range a.procs {
+		if _, ok := b.procs[pid]; ok || pid == self || pid == a.serverPID {
+			continue
+		}
+		if parent, ok := b.procs[pa.ppid]; ok {
+			if before, ok := a.procs[pa.ppid]; ok && before.comm == parent.comm {
+				byName[procGroup(b.procs, pa.ppid)] -= pa.cpu + pa.reaped
+			}
+		}
+	}
 	var kept []ProcCPU
 	for name, d := range byName {
-		cores := d.Seconds() / wall
+		cores := max(d, 0).Seconds() / wall
 		if slices.Contains(keep, name) {
 			kept = append(kept, ProcCPU{Name: name, Cores: cores})
 		} else if cores >= 0.01 {
