@@ -73,6 +73,16 @@ const (
 	vacuumUnlockSQL = "SELECT pg_advisory_unlock(hashtextextended('sluice.pgstore.vacuum:' || coalesce(current_schema(), ''), 0))"
 )
 
+// vacuumSettings are a pass's session settings: its wait for the table's
+// lock, and no parallel workers. PostgreSQL would otherwise start one for
+// each index over 512 kB but one (up to max_parallel_maintenance_workers,
+// 2 by default), every pass: a process forked for the pass, which loads
+// its caches from cold, to share the work on indexes that cover little
+// more than a queue's front. Without them a pass takes about a third of
+// the CPU and of the time (docs/postgres.md).
+var vacuumSettings = "SET lock_timeout = " + strconv.FormatInt(vacuumLockWait.Milliseconds(), 10) +
+	"; SET max_parallel_maintenance_workers = 0"
+
 // vacuumTables are the tables the vacuumer looks after, each with the
 // dead rows in it that call for a pass.
 var vacuumTables = [...]struct {
@@ -182,10 +192,11 @@ func (s *Store) vacuum(ctx context.Context, tables []string) (time.Duration, boo
 	if err := conn.QueryRow(ctx, vacuumLockSQL).Scan(&got); err != nil || !got {
 		return 0, false
 	}
-	// VACUUM cannot run in a transaction, so the session's setting is
-	// set and reset around it; a session that cannot reset it is closed.
+	// VACUUM cannot run in a transaction, so the session's settings are
+	// set and reset around it; a session that cannot reset them is closed.
+	// A pass vacuums the indexes in its own session (see vacuumSettings).
 	ran := false
-	_, err = conn.Exec(ctx, "SET lock_timeout = "+strconv.FormatInt(vacuumLockWait.Milliseconds(), 10))
+	_, err = conn.Exec(ctx, vacuumSettings)
 	if err == nil {
 		_, err = conn.Exec(ctx, "VACUUM (TRUNCATE false) "+strings.Join(tables, ", "))
 		ran = err == nil
@@ -193,7 +204,7 @@ func (s *Store) vacuum(ctx context.Context, tables []string) (time.Duration, boo
 	if err != nil && ctx.Err() == nil {
 		s.log.Debug("pgstore: vacuum", "err", err)
 	}
-	if _, err := conn.Exec(context.WithoutCancel(ctx), "RESET lock_timeout; "+vacuumUnlockSQL); err != nil {
+	if _, err := conn.Exec(context.WithoutCancel(ctx), "RESET lock_timeout; RESET max_parallel_maintenance_workers; "+vacuumUnlockSQL); err != nil {
 		conn.Conn().Close(context.Background()) // the lock goes with the session
 	}
 	if !ran {

@@ -3,10 +3,12 @@ package pgstore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/stores"
@@ -295,5 +297,47 @@ func TestPassOverDue(t *testing.T) {
 		if got := passOverDue(c.took, c.dead, c.threshold); got != c.want {
 			t.Errorf("passOverDue(%s, %d, %d) = %s, want %s", c.took, c.dead, c.threshold, got, c.want)
 		}
+	}
+}
+
+// A pass vacuums the indexes in its own session: it starts no parallel
+// workers, however large the indexes. PostgreSQL says so in a DEBUG2
+// message to the session, which this store's sessions receive.
+func TestVacuumStartsNoParallelWorkers(t *testing.T) {
+	dsn, schema := newSchema(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	// Every index qualifies for a worker, and the session hears DEBUG2.
+	dsn += sep + "min_parallel_index_scan_size=0&client_min_messages=debug2"
+	var mu sync.Mutex
+	var vacuumed, launched []string
+	s, err := Open(context.Background(), dsn, Options{Schema: schema, Logger: quietLogger(), MaxConns: 4,
+		VacuumInterval: 20 * time.Millisecond,
+		OnNotice: func(n *pgconn.Notice) {
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case strings.HasPrefix(n.Message, "scanned index "):
+				vacuumed = append(vacuumed, n.Message)
+			case strings.Contains(n.Message, "parallel vacuum worker"):
+				launched = append(launched, n.Message)
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	q := createQueue(t, s, "v", false)
+	lifecycles(t, s, q, int(vacuumDue("messages")))
+	waitVacuumed(t, s, schema, "messages")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(vacuumed) == 0 {
+		t.Fatal("no pass vacuumed an index, or its DEBUG2 messages did not reach the session: this test cannot see workers")
+	}
+	if len(launched) > 0 {
+		t.Fatalf("the pass started parallel workers: %q", launched)
 	}
 }
