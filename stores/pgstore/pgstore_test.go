@@ -61,6 +61,15 @@ func newSchema(t testing.TB) (dsn, schema string) {
 	return dsn, schema
 }
 
+// withParams adds query parameters (a=b&c=d) to a URL-form dsn; pgx sends
+// those it does not know as session settings.
+func withParams(dsn, params string) string {
+	if strings.Contains(dsn, "?") {
+		return dsn + "&" + params
+	}
+	return dsn + "?" + params
+}
+
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // openSchema opens a Store on schema, closed when the test ends.
@@ -153,14 +162,9 @@ func TestSessionSettings(t *testing.T) {
 		}
 	}
 	dsn, schema := newSchema(t)
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
 	own := map[string]string{"plan_cache_mode": "auto", "enable_seqscan": "on", "jit": "on"}
 	for name, v := range own {
-		dsn += sep + name + "=" + v
-		sep = "&"
+		dsn = withParams(dsn, name+"="+v)
 	}
 	for name, v := range show(openSchema(t, dsn, schema)) {
 		if v != own[name] {

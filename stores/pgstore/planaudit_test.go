@@ -136,14 +136,10 @@ func openAudited(t *testing.T, conns int32) *audited {
 	t.Helper()
 	a := &audited{}
 	dsn, schema := newSchema(t)
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	dsn += sep + "session_preload_libraries=auto_explain&auto_explain.log_min_duration=0" +
-		"&auto_explain.log_nested_statements=on&auto_explain.log_analyze=on&auto_explain.log_timing=off" +
-		"&auto_explain.log_buffers=on" +
-		"&client_min_messages=log"
+	dsn = withParams(dsn, "session_preload_libraries=auto_explain&auto_explain.log_min_duration=0"+
+		"&auto_explain.log_nested_statements=on&auto_explain.log_analyze=on&auto_explain.log_timing=off"+
+		"&auto_explain.log_buffers=on"+
+		"&client_min_messages=log")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	s, err := Open(ctx, dsn, Options{Schema: schema, Logger: quietLogger(), MaxConns: conns, VacuumInterval: -1,

@@ -305,12 +305,8 @@ func TestPassOverDue(t *testing.T) {
 // message to the session, which this store's sessions receive.
 func TestVacuumStartsNoParallelWorkers(t *testing.T) {
 	dsn, schema := newSchema(t)
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
 	// Every index qualifies for a worker, and the session hears DEBUG2.
-	dsn += sep + "min_parallel_index_scan_size=0&client_min_messages=debug2"
+	dsn = withParams(dsn, "min_parallel_index_scan_size=0&client_min_messages=debug2")
 	var mu sync.Mutex
 	var vacuumed, launched []string
 	s, err := Open(context.Background(), dsn, Options{Schema: schema, Logger: quietLogger(), MaxConns: 4,
