@@ -389,3 +389,49 @@ func TestDiskFillsUnderConcurrentSends(t *testing.T) {
 	}
 	t.Logf("%d sends acknowledged on the filling disk; %d messages before and after the restart", len(acked), len(after))
 }
+
+// A store of an older build, its reserve in the meta bucket, that opens on
+// a full disk gives that reserve up as the current layout's, and writes it
+// into its own bucket once the disk has room.
+func TestOldReserveOnFullDisk(t *testing.T) {
+	disk := smallDisk(t, 4<<20)
+	smallReserve(t)
+	dir := filepath.Join(disk, "data")
+	s := open(t, dir)
+	createQueue(t, s, "q", false, t0)
+	for i := range 20 {
+		if err := sendBody(s, "q", fmt.Sprint("m-", i), t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oldReserveLayout(t, dir)
+	filler := fill(t, disk)
+	s = open(t, dir)
+	defer func() { s.Close() }()
+	wantUnavailable(t, "send on the full disk", sendBody(s, "q", "refused", at(sec)))
+	if meta, own := reserveIn(t, s.db); meta != 0 || own != 0 {
+		t.Fatalf("on the full disk: %d bytes of reserve in meta, %d in its bucket; want it given up", meta, own)
+	}
+	got := claimAll(t, s, "q", at(sec), "T")
+	ids := slices.Collect(maps.Keys(got))
+	if len(ids) != 20 {
+		t.Fatalf("received %d messages on the full disk, want 20", len(ids))
+	}
+	deleteAll(t, s, "q", at(sec), got, ids)
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for sendBody(s, "q", "again", at(2*sec)) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("sends still refused 10 s after the disk got room")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if meta, own := reserveIn(t, s.db); meta != 0 || own != reserveSize {
+		t.Fatalf("with room again: %d bytes of reserve in meta, %d in its bucket; want 0 and %d", meta, own, reserveSize)
+	}
+}

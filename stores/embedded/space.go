@@ -28,7 +28,7 @@ import (
 // free page left and the file system no free block, every fold fails, the
 // journal cannot be written over, and a queue could not be drained to make
 // room. The store keeps a reserve for this case: a value of reserveSize
-// bytes in the meta bucket, written while there is space. When a commit or
+// bytes in a bucket of its own, written while there is space. When a commit or
 // a fold fails for want of space the store
 //
 //   - deletes the reserve, which turns it into free pages inside the file
@@ -65,7 +65,15 @@ var probeInterval = time.Second
 // (tests that watch it fill set 0).
 var checkEvery = 10 * time.Millisecond
 
-var reserveKey = []byte("reserve")
+// The reserve has a bucket of its own: bbolt keeps a value inline in its
+// leaf and rewrites the whole leaf when any key in it changes, so a
+// reserve among the meta bucket's keys was written again, all 4 MiB of it
+// and a sync, by every fold's mark of its generation. Stores written by
+// older builds keep it in the meta bucket until start moves it.
+var (
+	reserveBucket = []byte("reserve")
+	reserveKey    = []byte("reserve")
+)
 
 // space is the store's view of its disk.
 type space struct {
@@ -93,12 +101,18 @@ func newSpace(db *bolt.DB, dir string) *space {
 // start finds the reserve, or writes it if there is room; a store without
 // it starts degraded.
 func (s *space) start() {
+	var inMeta bool
 	err := s.db.View(func(tx *bolt.Tx) error {
-		s.held = tx.Bucket(metaBucket).Get(reserveKey) != nil
+		inMeta = tx.Bucket(metaBucket).Get(reserveKey) != nil
+		b := tx.Bucket(reserveBucket)
+		s.held = inMeta || b != nil && b.Get(reserveKey) != nil
 		return nil
 	})
-	if err == nil && !s.held && s.room() {
-		s.held = s.hold() == nil
+	if err == nil && (!s.held || inMeta) && s.room() {
+		// hold also takes the reserve out of the meta bucket.
+		if err := s.hold(); err == nil {
+			s.held = true
+		}
 	}
 	if !s.held {
 		s.enterFull(fmt.Errorf("no room for the store's reserve"))
@@ -193,15 +207,31 @@ func (s *space) room() bool {
 	return !ok || free >= 2*int64(reserveSize)
 }
 
+// hold writes the reserve into its bucket (and drops an older build's
+// from the meta bucket).
 func (s *space) hold() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(metaBucket).Put(reserveKey, make([]byte, reserveSize))
+		if err := tx.Bucket(metaBucket).Delete(reserveKey); err != nil {
+			return err
+		}
+		b, err := tx.CreateBucketIfNotExists(reserveBucket)
+		if err != nil {
+			return err
+		}
+		return b.Put(reserveKey, make([]byte, reserveSize))
 	})
 }
 
+// release deletes the reserve, wherever it is.
 func (s *space) release() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(metaBucket).Delete(reserveKey)
+		if err := tx.Bucket(metaBucket).Delete(reserveKey); err != nil {
+			return err
+		}
+		if b := tx.Bucket(reserveBucket); b != nil {
+			return b.Delete(reserveKey)
+		}
+		return nil
 	})
 }
 
