@@ -76,6 +76,15 @@ func smallReserve(t *testing.T) {
 	t.Cleanup(func() { reserveSize, probeInterval, foldBytes = oldR, oldP, oldF })
 }
 
+// smallDiskDir gives the test a 4 MiB disk, and its stores a reserve that
+// fits it; it returns the disk and a data directory on it.
+func smallDiskDir(t *testing.T) (disk, dir string) {
+	t.Helper()
+	disk = smallDisk(t, 4<<20)
+	smallReserve(t)
+	return disk, filepath.Join(disk, "data")
+}
+
 func sendBody(s stores.Store, queue, id string, now time.Time) error {
 	_, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: queue, DedupWindow: 5 * time.Minute, Now: now,
 		Messages: []stores.NewMessage{{ID: id, Body: strings.Repeat("b", 1000), GroupID: "g", DedupID: id}}})
@@ -151,12 +160,10 @@ func TestDiskFull(t *testing.T) {
 }
 
 func diskFull(t *testing.T, watch bool) {
-	disk := smallDisk(t, 4<<20)
-	smallReserve(t)
+	disk, dir := smallDiskDir(t)
 	old, oldEvery := watchFree, checkEvery
 	watchFree, checkEvery = watch, 0
 	defer func() { watchFree, checkEvery = old, oldEvery }()
-	dir := filepath.Join(disk, "data")
 	s := open(t, dir)
 	defer func() { s.Close() }()
 	createQueue(t, s, "q", false, t0)
@@ -280,9 +287,7 @@ func diskFull(t *testing.T, watch bool) {
 // the store must serve receives and deletes from the first request on, so
 // that the queue can be drained, and refuse sends.
 func TestRestartOnFullDisk(t *testing.T) {
-	disk := smallDisk(t, 4<<20)
-	smallReserve(t)
-	dir := filepath.Join(disk, "data")
+	disk, dir := smallDiskDir(t)
 	s := open(t, dir)
 	createQueue(t, s, "q", false, t0)
 	var acked []string
@@ -326,12 +331,10 @@ func TestRestartOnFullDisk(t *testing.T) {
 // is there, and what the store serves before a restart is what it serves
 // after (no change that failed to commit stays in memory).
 func TestDiskFillsUnderConcurrentSends(t *testing.T) {
-	disk := smallDisk(t, 4<<20)
-	smallReserve(t)
+	disk, dir := smallDiskDir(t)
 	old := watchFree
 	watchFree = false
 	defer func() { watchFree = old }()
-	dir := filepath.Join(disk, "data")
 	s := open(t, dir)
 	defer func() { s.Close() }()
 	createQueue(t, s, "q", false, t0)
@@ -394,9 +397,7 @@ func TestDiskFillsUnderConcurrentSends(t *testing.T) {
 // a full disk gives that reserve up as the current layout's, and writes it
 // into its own bucket once the disk has room.
 func TestOldReserveOnFullDisk(t *testing.T) {
-	disk := smallDisk(t, 4<<20)
-	smallReserve(t)
-	dir := filepath.Join(disk, "data")
+	disk, dir := smallDiskDir(t)
 	s := open(t, dir)
 	createQueue(t, s, "q", false, t0)
 	for i := range 20 {
