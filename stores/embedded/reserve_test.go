@@ -16,13 +16,12 @@ func TestFoldLeavesTheReserveAlone(t *testing.T) {
 	oldF, oldU := foldBytes, foldUpdate
 	t.Cleanup(func() { foldBytes, foldUpdate = oldF, oldU })
 	foldBytes = 16 << 10
-	type part struct{ allocated int64 }
-	parts := make(chan part, 1000)
+	parts := make(chan int64, 1000) // bytes of pages each fold transaction allocated
 	foldUpdate = func(db *bolt.DB, fn func(*bolt.Tx) error) error {
 		before := db.Stats()
 		err := oldU(db, fn)
 		after := db.Stats()
-		parts <- part{after.TxStats.GetPageAlloc() - before.TxStats.GetPageAlloc()}
+		parts <- after.TxStats.GetPageAlloc() - before.TxStats.GetPageAlloc()
 		return err
 	}
 	s := open(t, t.TempDir())
@@ -35,8 +34,8 @@ func TestFoldLeavesTheReserveAlone(t *testing.T) {
 		send(t, s, "q", at(sec), "", fmt.Sprint("m", i))
 	}
 	for range 3 {
-		if p := <-parts; p.allocated >= int64(reserveSize)/4 {
-			t.Fatalf("a fold of a %d-byte generation allocated %d bytes of pages; the reserve is %d", foldBytes, p.allocated, reserveSize)
+		if allocated := <-parts; allocated >= int64(reserveSize)/4 {
+			t.Fatalf("a fold of a %d-byte generation allocated %d bytes of pages; the reserve is %d", foldBytes, allocated, reserveSize)
 		}
 	}
 }
