@@ -38,6 +38,10 @@ const (
 	wakeWrites     = "sluice_wake_billed_writes_total"
 	wakeBytes      = "sluice_wake_billed_bytes_total"
 	commitsMetric  = "sluice_store_commits_total"
+	// The Go runtime's heap allocation since the process started (the
+	// Prometheus Go collector's), for the allocation per request.
+	allocBytesMetric   = "go_memstats_alloc_bytes_total"
+	allocObjectsMetric = "go_memstats_mallocs_total"
 )
 
 // ServerCounters are what the server's own counters say it did over the
@@ -59,6 +63,28 @@ type ServerCounters struct {
 	// StoreCommits are the durable commits of a store that writes its own
 	// files (embedded); nil for the others.
 	StoreCommits *int64 `json:"store_commits,omitempty"`
+	// HeapAlloc is what the server's Go runtime allocated on its heap
+	// over the window, bytes and objects; nil when it exports neither.
+	HeapAlloc *HeapAlloc `json:"heap_alloc,omitempty"`
+}
+
+// HeapAlloc is heap allocation over a window.
+type HeapAlloc struct {
+	Bytes   int64 `json:"bytes"`
+	Objects int64 `json:"objects"`
+}
+
+// PerRequest divides h by the requests the server answered in the window
+// (c.Requests); ok is false when it answered none.
+func (c *ServerCounters) PerRequest() (bytes, objects float64, ok bool) {
+	var n int64
+	for _, k := range c.Requests {
+		n += k
+	}
+	if c.HeapAlloc == nil || n <= 0 {
+		return 0, 0, false
+	}
+	return float64(c.HeapAlloc.Bytes) / float64(n), float64(c.HeapAlloc.Objects) / float64(n), true
 }
 
 // billedScrape is what one read of /metrics says of the server and its
@@ -71,7 +97,8 @@ type billedScrape struct {
 	reqSec  map[string]float64
 	wake    [3]int64 // reads, writes, bytes
 	wakeOK  bool
-	commits *int64 // sluice_store_commits_total; nil when the store has none
+	commits *int64     // sluice_store_commits_total; nil when the store has none
+	heap    *HeapAlloc // since the process started; nil when not exported
 }
 
 // scrapeBilled reads the server's counters; its billed map is nil when
@@ -125,6 +152,10 @@ func scrapeBilled(ctx context.Context, endpoint string) (*billedScrape, error) {
 		n := int64(f.GetMetric()[0].GetCounter().GetValue())
 		out.commits = &n
 	}
+	ab, ao := fams[allocBytesMetric], fams[allocObjectsMetric]
+	if ab != nil && ao != nil && len(ab.GetMetric()) > 0 && len(ao.GetMetric()) > 0 {
+		out.heap = &HeapAlloc{Bytes: int64(ab.GetMetric()[0].GetCounter().GetValue()), Objects: int64(ao.GetMetric()[0].GetCounter().GetValue())}
+	}
 	if f := fams[callsMetric]; f != nil {
 		for _, m := range f.GetMetric() {
 			out.calls[label(m, "operation")] = int64(m.GetHistogram().GetSampleCount())
@@ -172,6 +203,9 @@ func countersBetween(a, b *billedScrape) *ServerCounters {
 	if a.commits != nil && b.commits != nil {
 		d := *b.commits - *a.commits
 		c.StoreCommits = &d
+	}
+	if a.heap != nil && b.heap != nil {
+		c.HeapAlloc = &HeapAlloc{Bytes: b.heap.Bytes - a.heap.Bytes, Objects: b.heap.Objects - a.heap.Objects}
 	}
 	return c
 }

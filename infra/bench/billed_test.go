@@ -21,8 +21,12 @@ func TestScrapeCounters(t *testing.T) {
 		_, _ = w.Write([]byte(body))
 	}))
 	defer srv.Close()
-	page := func(sends, sendSec, recvs, wakeBytes string) string {
-		return `# TYPE sluice_request_duration_seconds histogram
+	page := func(sends, sendSec, recvs, wakeBytes, allocBytes, allocs string) string {
+		return `# TYPE go_memstats_alloc_bytes_total counter
+go_memstats_alloc_bytes_total ` + allocBytes + `
+# TYPE go_memstats_mallocs_total counter
+go_memstats_mallocs_total ` + allocs + `
+# TYPE sluice_request_duration_seconds histogram
 sluice_request_duration_seconds_bucket{action="SendMessage",le="+Inf"} ` + sends + `
 sluice_request_duration_seconds_sum{action="SendMessage"} ` + sendSec + `
 sluice_request_duration_seconds_count{action="SendMessage"} ` + sends + `
@@ -34,7 +38,7 @@ sluice_wake_billed_bytes_total ` + wakeBytes + `
 `
 	}
 	ctx := context.Background()
-	body = page("10", "1.5", "5", "1000")
+	body = page("10", "1.5", "5", "1000", "3.5e+06", "14000")
 	a, err := scrapeBilled(ctx, srv.URL)
 	if err != nil || a == nil {
 		t.Fatalf("scrape: %v %v", a, err)
@@ -42,7 +46,7 @@ sluice_wake_billed_bytes_total ` + wakeBytes + `
 	if a.billed != nil {
 		t.Errorf("billed %v from a page without billed operations", a.billed)
 	}
-	body = page("110", "3.5", "25", "201000")
+	body = page("110", "3.5", "25", "201000", "4.34e+06", "23600")
 	b, err := scrapeBilled(ctx, srv.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +60,12 @@ sluice_wake_billed_bytes_total ` + wakeBytes + `
 	}
 	if !c.WakeBilled || c.WakeBytes != 200000 {
 		t.Errorf("wake billed %v bytes %d, want 200000", c.WakeBilled, c.WakeBytes)
+	}
+	if c.HeapAlloc == nil || *c.HeapAlloc != (HeapAlloc{Bytes: 840000, Objects: 9600}) {
+		t.Errorf("heap allocated %+v, want 840000 bytes and 9600 objects", c.HeapAlloc)
+	}
+	if bytes, objects, ok := c.PerRequest(); !ok || bytes != 7000 || objects != 80 {
+		t.Errorf("per request %v bytes, %v objects (%v), want 7000 and 80 over 120 requests", bytes, objects, ok)
 	}
 	if billedBetween(a, b, 100) != nil {
 		t.Error("billed stats from a store that does not bill")

@@ -35,11 +35,16 @@ type PerLifecycle struct {
 	// ClientUS is the SQL queue's own CPU, µs: its statements' client
 	// side (pgx and the kernel's), which runs in the load generator. A
 	// server that sends those statements spends at least that much.
-	ClientUS   float64
-	HasServer  bool
-	HasPG      bool
-	HasCommits bool
-	HasClient  bool
+	ClientUS float64
+	// HeapBytes and HeapObjects are the server's heap allocation per
+	// request it answered (not per lifecycle: the target is stated per
+	// request).
+	HeapBytes, HeapObjects float64
+	HasServer              bool
+	HasPG                  bool
+	HasCommits             bool
+	HasClient              bool
+	HasHeap                bool
 }
 
 // PerLifecycleOf divides r's window figures by its lifecycles; ok is false
@@ -71,14 +76,17 @@ func PerLifecycleOf(r *Result) (PerLifecycle, bool) {
 	} else if c := r.Counters; c != nil && c.StoreCommits != nil {
 		p.Commits, p.HasCommits = float64(*c.StoreCommits)/n, true
 	}
+	if c := r.Counters; c != nil && !baseline {
+		p.HeapBytes, p.HeapObjects, p.HasHeap = c.PerRequest()
+	}
 	return p, true
 }
 
 // lifecycleCell is the medians over the rounds of one label.
 type lifecycleCell struct {
-	rounds                                                     int
-	server, pg, wal, commits, client, pickupP99                float64
-	hasServer, hasPG, hasCommits, hasClient, hasPickup, failed bool
+	rounds                                                              int
+	server, pg, wal, commits, client, pickupP99, heapBytes, heapObjects float64
+	hasServer, hasPG, hasCommits, hasClient, hasPickup, hasHeap, failed bool
 	// readyP99: the pickup p99 from when the message became receivable
 	// (Result.PickupReceivable), where the runs measured it.
 	readyP99 float64
@@ -100,6 +108,7 @@ func median(xs []float64) float64 {
 func lifecycleCells(results []*Result) map[string]*lifecycleCell {
 	type acc struct {
 		server, pg, wal, commits, client, pickup, ready []float64
+		heapBytes, heapObjects                          []float64
 		failed                                          bool
 	}
 	accs := map[string]*acc{}
@@ -141,6 +150,10 @@ func lifecycleCells(results []*Result) map[string]*lifecycleCell {
 		if p.HasClient {
 			a.client = append(a.client, p.ClientUS)
 		}
+		if p.HasHeap {
+			a.heapBytes = append(a.heapBytes, p.HeapBytes)
+			a.heapObjects = append(a.heapObjects, p.HeapObjects)
+		}
 	}
 	cells := map[string]*lifecycleCell{}
 	for label, a := range accs {
@@ -151,6 +164,7 @@ func lifecycleCells(results []*Result) map[string]*lifecycleCell {
 			hasServer: len(a.server) > 0, hasPG: len(a.pg) > 0, hasCommits: len(a.commits) > 0, hasClient: len(a.client) > 0,
 			hasPickup: len(a.pickup) > 0, failed: a.failed,
 			readyP99: median(a.ready), hasReady: len(a.ready) > 0,
+			heapBytes: median(a.heapBytes), heapObjects: median(a.heapObjects), hasHeap: len(a.heapBytes) > 0,
 		}
 	}
 	return cells
@@ -231,6 +245,8 @@ func WriteLifecycleTable(w io.Writer, results []*Result) {
 		metric(sys, "WAL bytes", func(c *lifecycleCell) (float64, bool) { return c.wal, c.hasPG }, "")
 		metric(sys, "commits", func(c *lifecycleCell) (float64, bool) { return c.commits, c.hasCommits }, "")
 		metric(sys, "client CPU", func(c *lifecycleCell) (float64, bool) { return c.client, c.hasClient }, " µs")
+		metric(sys, "heap bytes per request", func(c *lifecycleCell) (float64, bool) { return c.heapBytes, c.hasHeap }, "")
+		metric(sys, "heap objects per request", func(c *lifecycleCell) (float64, bool) { return c.heapObjects, c.hasHeap }, "")
 	}
 	rounds := 0
 	for _, c := range cells {

@@ -50,6 +50,17 @@ func TestPerLifecycleOf(t *testing.T) {
 	if p, _ := PerLifecycleOf(&Result{WindowSec: 10, Lifecycles: 1000, CPU: &CPUStats{ServerCores: 0.1}}); p.HasCommits {
 		t.Errorf("mem: %+v; want no commits", p)
 	}
+	// Heap allocation is per request the server answered, not per
+	// lifecycle.
+	h := &Result{Label: "mem/std-b1", WindowSec: 10, Lifecycles: 1000, CPU: &CPUStats{ServerCores: 0.1},
+		Counters: &ServerCounters{Requests: map[string]int64{"SendMessage": 1000, "ReceiveMessage": 1500, "DeleteMessage": 1000},
+			HeapAlloc: &HeapAlloc{Bytes: 24_500_000, Objects: 280_000}}}
+	if p, _ := PerLifecycleOf(h); !p.HasHeap || p.HeapBytes != 7000 || p.HeapObjects != 80 {
+		t.Errorf("heap: %+v; want 7000 bytes and 80 objects per request over 3500 requests", p)
+	}
+	if p, _ := PerLifecycleOf(e); p.HasHeap {
+		t.Errorf("a server that exported no heap counters: %+v; want no heap figures", p)
+	}
 	if _, ok := PerLifecycleOf(&Result{WindowSec: 10}); ok {
 		t.Error("a result without lifecycles gave figures")
 	}
@@ -66,7 +77,9 @@ func TestLifecycleTableRatios(t *testing.T) {
 		return &Result{Label: "sql-queue/b1", Baseline: &BaselineResult{WindowSec: 1, Messages: 1000,
 			PG: &PGStats{CPUSec: pgSec, WALBytes: 1_000_000, Commits: 3000}, CPU: &CPUStats{BenchCores: 0.1}}}
 	}
-	mem := &Result{Label: "mem/fifo-b1", WindowSec: 1, Lifecycles: 1000, CPU: &CPUStats{ServerCores: 0.2}}
+	mem := &Result{Label: "mem/fifo-b1", WindowSec: 1, Lifecycles: 1000, CPU: &CPUStats{ServerCores: 0.2},
+		Counters: &ServerCounters{Requests: map[string]int64{"SendMessage": 1000, "ReceiveMessage": 1000, "DeleteMessage": 1000},
+			HeapAlloc: &HeapAlloc{Bytes: 21_000_000, Objects: 240_000}}}
 	paced := &Result{Label: "mem@postgres/fifo-b1", WindowSec: 1, Lifecycles: 1000, CPU: &CPUStats{ServerCores: 0.32},
 		Checks: Checks{Drained: true}}
 	// Medians: postgres 1.2 ms (of 1.0, 1.2, 9.0), SQL queue 1.0 ms.
@@ -83,6 +96,8 @@ func TestLifecycleTableRatios(t *testing.T) {
 		"server CPU, postgres ÷ mem ≤ 1.5× | 2.00× (not met) |",
 		"server CPU, postgres ÷ mem at postgres's rate ≤ 1.5× | 1.25× (met) |",
 		"| sql-queue: client CPU | 100 µs |",
+		"| mem: heap bytes per request | 7000 |",
+		"| mem: heap objects per request | 80 |",
 		"(floor of the above: mem + the SQL queue's client CPU) ÷ mem ≤ 1.5× | 1.50× (met) |",
 	} {
 		if !strings.Contains(out, want) {

@@ -128,6 +128,11 @@ func WriteText(w io.Writer, r *Result) {
 	}
 	if s := r.Server; s != nil {
 		fmt.Fprintf(w, "  server      pid %d, peak RSS (VmHWM) %s", s.PID, mib(s.PeakRSSBytes))
+		if c := r.Counters; c != nil {
+			if b, o, ok := c.PerRequest(); ok {
+				fmt.Fprintf(w, ", heap allocated per request %.0f bytes in %.1f objects", b, o)
+			}
+		}
 		if s.Spawned {
 			fmt.Fprintf(w, ", %d stderr lines at warn or above", s.LogLines)
 			if s.ExitCode != 0 {
