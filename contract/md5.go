@@ -2,18 +2,33 @@ package contract
 
 import (
 	"crypto/md5"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"hash"
 	"sort"
 	"strings"
+	"unsafe"
 )
 
 // MD5OfBody is the hex MD5 of a message body (MD5OfMessageBody, MD5OfBody).
 func MD5OfBody(body string) string {
-	sum := md5.Sum([]byte(body))
+	sum := md5.Sum(bytesOf(body))
 	return hex.EncodeToString(sum[:])
 }
+
+// ContentDeduplicationID is the deduplication ID SQS gives a message sent
+// without one to a FIFO queue with ContentBasedDeduplication: the hex
+// SHA-256 of its body.
+func ContentDeduplicationID(body string) string {
+	sum := sha256.Sum256(bytesOf(body))
+	return hex.EncodeToString(sum[:])
+}
+
+// bytesOf is s's bytes in place, for a hash to read: []byte(s) would copy
+// a body (up to 1 MiB) on every send only to hash it, and the hashes
+// neither keep nor change what they are given.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // MD5OfAttributes digests message attributes the way SQS does for
 // MD5OfMessageAttributes and MD5OfMessageSystemAttributes: attributes sorted

@@ -2,8 +2,6 @@ package service
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -100,8 +98,7 @@ func (s *Service) prepareMessage(ctx context.Context, cfg contract.QueueConfig, 
 		if r.DedupID != nil {
 			msg.DedupID = *r.DedupID
 		} else if cfg.ContentBasedDedup {
-			sum := sha256.Sum256([]byte(body))
-			msg.DedupID = hex.EncodeToString(sum[:])
+			msg.DedupID = contract.ContentDeduplicationID(body)
 		}
 		if cfg.DedupPerGroup {
 			msg.DedupScope = msg.GroupID
