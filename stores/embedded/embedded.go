@@ -115,7 +115,7 @@ func Open(dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("embedded: %s: %w", path, err)
 	}
-	recs, j, moves, err := load(db, dir)
+	recs, j, moves, err := load(db, dir, journalEnd{})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("embedded: %s: %w", path, err)
@@ -181,12 +181,12 @@ func initialize(db *bolt.DB) (string, error) {
 }
 
 // load decodes every record: the database's, with the journal of dir
-// replayed over them, in the database's order (by kind, then key). It
-// returns the journal's account too, and the changes that move the
-// records stored under a key of an older format (dedup markers under
-// their legacy key) to their own. A bucket may be missing (a database of
-// an older format): its kind has no records yet.
-func load(db *bolt.DB, dir string) ([]engine.Record, *journal, []engine.Change, error) {
+// replayed over them (up to end, when it is set), in the database's order
+// (by kind, then key). It returns the journal's account too, and the
+// changes that move the records stored under a key of an older format
+// (dedup markers under their legacy key) to their own. A bucket may be
+// missing (a database of an older format): its kind has no records yet.
+func load(db *bolt.DB, dir string, end journalEnd) ([]engine.Record, *journal, []engine.Change, error) {
 	records := map[recordKey]engine.Record{}
 	var done uint64
 	err := db.View(func(tx *bolt.Tx) error {
@@ -213,7 +213,7 @@ func load(db *bolt.DB, dir string) ([]engine.Record, *journal, []engine.Change, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	j, err := openJournal(dir, done, func(k recordKey, v []byte) error {
+	j, err := openJournal(dir, done, end, func(k recordKey, v []byte) error {
 		if len(v) == 0 {
 			delete(records, k)
 			return nil
@@ -568,8 +568,14 @@ func (c *committer) foldHealth() error {
 
 // failed handles a commit that did not become durable: under the engine's
 // lock, it fails that batch and everything submitted since (built on it),
-// then rebuilds the engine from what is on disk.
+// then rebuilds the engine from what is on disk, up to where the journal
+// ended before that commit. Its record may be whole in the file (a write
+// whose fdatasync failed reads back from the page cache): served, it would
+// show changes its callers were told failed, and the next record, written
+// after it, would be lost in a crash that found it not on disk after all.
+// Ended there, the journal writes the next record over it.
 func (c *committer) failed(b *batch, cause error) {
+	end := journalEnd{gen: c.j.cur.gen, off: c.j.cur.off, set: true}
 	full := isNoSpace(cause)
 	err := fmt.Errorf("embedded: commit failed, nothing written: %w", cause)
 	if full {
@@ -589,7 +595,7 @@ func (c *committer) failed(b *batch, cause error) {
 		}
 		c.reap(true)
 		c.j.close()
-		recs, j, moves, err := load(c.db, c.dir)
+		recs, j, moves, err := load(c.db, c.dir, end)
 		if err != nil {
 			return nil, err
 		}

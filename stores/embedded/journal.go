@@ -317,8 +317,11 @@ func (j *generation) write(rec []byte) error {
 	if _, err := j.f.WriteAt(rec, j.off); err != nil {
 		return err
 	}
-	return fdatasync(j.f)
+	return syncData(j.f)
 }
+
+// syncData is fdatasync; tests make it fail.
+var syncData = fdatasync
 
 // fits reports whether the record of these changes fits in the file after
 // what the journal holds, without growing it.
@@ -439,7 +442,28 @@ func folded(tx *bolt.Tx) uint64 {
 // folded, the database's last folded one. A new file is made whole (zeros
 // to journalReserve, synced, and its directory entry synced) before it is
 // used.
-func openJournal(dir string, folded uint64, apply func(k recordKey, value []byte) error) (*journal, error) {
+// journalEnd is where the journal's durable records end, when the
+// committer knows it better than the files do (after a failed commit):
+// replay reads generation gen up to off and no later generation.
+type journalEnd struct {
+	gen uint64
+	off int64
+	set bool
+}
+
+// bound is how far replay may read generation gen: up to e.off in e.gen,
+// nothing in a later one, all of it (-1) when e is not set.
+func (e journalEnd) bound(gen uint64) int64 {
+	switch {
+	case !e.set || gen < e.gen:
+		return -1
+	case gen == e.gen:
+		return e.off
+	}
+	return 0
+}
+
+func openJournal(dir string, folded uint64, end journalEnd, apply func(k recordKey, value []byte) error) (*journal, error) {
 	j := &journal{}
 	for i, name := range journalNames {
 		path := filepath.Join(dir, name)
@@ -463,7 +487,7 @@ func openJournal(dir string, folded uint64, apply func(k recordKey, value []byte
 	for i := range gens {
 		gen := folded + 1 + uint64(i)
 		g := &generation{f: j.files[gen%2], gen: gen, latest: map[recordKey][]byte{}, direct: j.directs[gen%2]}
-		if err := g.replay(apply); err != nil {
+		if err := g.replay(end.bound(gen), apply); err != nil {
 			j.close()
 			return nil, fmt.Errorf("journal %s: %w", g.f.Name(), err)
 		}
@@ -520,7 +544,8 @@ func createJournal(dir, path string) (*os.File, error) {
 
 // replay reads the records of j.gen from the file's start and applies
 // them, and sets where the next record goes and what the generation holds.
-func (j *generation) replay(apply func(k recordKey, value []byte) error) error {
+// It reads no record that ends past bound, unless bound is negative.
+func (j *generation) replay(bound int64, apply func(k recordKey, value []byte) error) error {
 	st, err := j.f.Stat()
 	if err != nil {
 		return err
@@ -540,6 +565,9 @@ func (j *generation) replay(apply func(k recordKey, value []byte) error) error {
 		}
 		if n > j.size-j.off-recordHeader {
 			return nil // a torn header
+		}
+		if bound >= 0 && j.off+recordHeader+n > bound {
+			return nil // past the last durable record
 		}
 		rec := make([]byte, 8+n)
 		copy(rec, hdr[8:])

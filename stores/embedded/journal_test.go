@@ -353,3 +353,50 @@ func TestSentAndDeletedMessagesLeaveNoAccount(t *testing.T) {
 		t.Fatalf("%d messages born in the generation and not deleted, want 1", len(s.c.j.cur.born))
 	}
 }
+
+// A commit whose record was written but not made durable (its fdatasync
+// failed) fails its callers, and the store goes on as if the record had
+// never been written: it does not serve the record's changes (the file,
+// read back through the page cache, may hold it whole), and it writes the
+// next record where the failed one began. Written after it instead, an
+// acknowledged record would be lost in a crash that found the failed
+// one's pages never written back, since replay ends at the first record
+// that is not whole.
+func TestFailedCommitIsNeitherServedNorBuiltOn(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	defer func() { s.Close() }()
+	createQueue(t, s, "q", false, t0)
+	send(t, s, "q", t0, "", "m1")
+
+	s.c.j.cur.direct = nil // written, then synced: the path where a sync can fail after the write
+	off := s.c.j.cur.off   // where the failed record goes (the committer is idle)
+	var fail atomic.Bool
+	fail.Store(true)
+	t.Cleanup(func() { syncData = fdatasync })
+	syncData = func(f *os.File) error {
+		if fail.Swap(false) {
+			return fmt.Errorf("fdatasync: %w", os.ErrDeadlineExceeded) // any error: an EIO, say
+		}
+		return fdatasync(f)
+	}
+	big := strings.Repeat("x", 16<<10)
+	_, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: "q", Now: t0,
+		Messages: []stores.NewMessage{{ID: "m2", Body: big}}})
+	if err == nil {
+		t.Fatal("a send whose record was not synced succeeded")
+	}
+	send(t, s, "q", t0, "", "m3") // acknowledged: after the rebuild (it waits for the engine)
+	if grew := s.c.j.cur.off - off; grew >= int64(len(big)) {
+		t.Errorf("the journal grew by %d bytes for m3: it was written after the failed record, not over it", grew)
+	}
+	crashed := snapshot(t, dir)
+	if got := storedIDs(t, s, "q", at(time.Hour)); !slices.Equal(got, []string{"m1", "m3"}) {
+		t.Errorf("served after the failed commit: %q, want [m1 m3]", got)
+	}
+	r := open(t, crashed)
+	defer r.Close()
+	if got := storedIDs(t, r, "q", at(time.Hour)); !slices.Equal(got, []string{"m1", "m3"}) {
+		t.Errorf("replayed after a crash: %q, want [m1 m3]", got)
+	}
+}
