@@ -539,7 +539,9 @@ func createJournal(dir, path string) (*os.File, error) {
 			return nil, err
 		}
 	}
-	return f, nil
+	// Opened again under its name, which errors then give (f's is tmp's).
+	f.Close()
+	return os.OpenFile(path, os.O_RDWR, 0)
 }
 
 // replay reads the records of j.gen from the file's start and applies

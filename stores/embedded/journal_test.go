@@ -400,3 +400,16 @@ func TestFailedCommitIsNeitherServedNorBuiltOn(t *testing.T) {
 		t.Errorf("replayed after a crash: %q, want [m1 m3]", got)
 	}
 }
+
+// A journal file made by Open goes by its own name, not the temporary one
+// it was written under: errors name a file that exists.
+func TestNewJournalKeepsItsName(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir)
+	defer s.Close()
+	for i, f := range s.c.j.files {
+		if want := filepath.Join(dir, journalNames[i]); f.Name() != want {
+			t.Errorf("journal file %d is named %s, want %s", i, f.Name(), want)
+		}
+	}
+}
