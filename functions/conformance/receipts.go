@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"bytes"
+	"encoding/base64"
 	"testing"
 
 	"github.com/sluicehq/sluice/contract"
@@ -69,6 +71,46 @@ func testReceiptHandles(t *testing.T, s suite) {
 		e.wantCounts(url, 0, 1, 0)
 		e.del(url, other.ReceiptHandle)
 		e.wantCounts(url, 0, 0, 0)
+	})
+
+	s.test(t, "NotText", func(e *env) {
+		// design: a handle of sluice's form (base64 of parts split by
+		// NUL) altered so that a part is no longer text is refused like
+		// any other, and acts on nothing, on either queue type, alone or
+		// in a batch beside a good one.
+		notText := func(handle string) string {
+			raw, err := base64.RawURLEncoding.DecodeString(handle)
+			if err != nil {
+				e.t.Fatalf("handle %q is not of sluice's form: %v", handle, err)
+			}
+			parts := bytes.Split(raw, []byte{0})
+			if len(parts) < 4 {
+				e.t.Fatalf("handle %q has %d parts, not sluice's form", handle, len(parts))
+			}
+			parts[2][0] = 0xff // the message's id
+			return base64.RawURLEncoding.EncodeToString(bytes.Join(parts, []byte{0}))
+		}
+		f := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true"})
+		e.sendFIFO(f, "m", "g", "")
+		q := e.create("q", nil)
+		e.send(q, "m")
+		e.send(q, "n")
+		for _, url := range []string{f, q} {
+			m := e.recvOne(url)
+			bad := notText(m.ReceiptHandle)
+			_, err := e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: url, ReceiptHandle: bad})
+			wantErr(e.t, err, contract.ErrReceiptHandleIsInvalid(bad))
+			wantErr(e.t, e.cmv(url, bad, 0), contract.ErrReceiptHandleIsInvalid(bad))
+			out, err := e.svc.DeleteMessageBatch(e.op(), &contract.DeleteMessageBatchInput{QueueUrl: url,
+				Entries: []contract.DeleteMessageBatchRequestEntry{{Id: "bad", ReceiptHandle: bad}, {Id: "good", ReceiptHandle: m.ReceiptHandle}}})
+			wantOK(e.t, err, "DeleteMessageBatch with a handle that is not text beside a good one")
+			if out == nil || len(out.Successful) != 1 || out.Successful[0].Id != "good" ||
+				len(out.Failed) != 1 || out.Failed[0].Id != "bad" || out.Failed[0].Code != "ReceiptHandleIsInvalid" {
+				e.t.Errorf("DeleteMessageBatch = %+v, want good deleted and bad failed as ReceiptHandleIsInvalid", out)
+			}
+		}
+		e.wantCounts(f, 0, 0, 0)
+		e.wantCounts(q, 1, 0, 0)
 	})
 
 	s.test(t, "OtherQueue", func(e *env) {

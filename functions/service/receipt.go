@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"strings"
+	"unicode/utf8"
 )
 
 // A receipt handle names one delivery: the queue incarnation, the message and
@@ -51,6 +52,15 @@ func decodeReceipt(h string) (receipt, bool) {
 	}
 	if parts[1] == "" || parts[2] == "" || parts[3] == "" {
 		return receipt{}, false
+	}
+	// Every part we issue is text. A handle altered into other bytes is
+	// not ours, and must not reach a store as text: PostgreSQL refuses
+	// such a parameter, and with it every operation that shares its
+	// transaction.
+	for _, part := range parts[1:] {
+		if !utf8.ValidString(part) {
+			return receipt{}, false
+		}
 	}
 	return receipt{QueueID: parts[1], MessageID: parts[2], Token: parts[3], Locator: parts[4]}, true
 }

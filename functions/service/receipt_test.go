@@ -11,7 +11,13 @@ func TestReceiptRoundTrip(t *testing.T) {
 	if !ok || got != r {
 		t.Fatalf("round trip: got %+v ok=%v, want %+v", got, ok, r)
 	}
-	for _, bad := range []string{"", "abc", "!!!", encodeReceipt(receipt{QueueID: "q"})} {
+	notText := []string{ // a handle of ours altered into bytes that are not text, in each part
+		encodeReceipt(receipt{QueueID: "q\xff", MessageID: "m", Token: "t"}),
+		encodeReceipt(receipt{QueueID: "q", MessageID: "m\xff", Token: "t"}),
+		encodeReceipt(receipt{QueueID: "q", MessageID: "m", Token: "t\xc3"}),
+		encodeReceipt(receipt{QueueID: "q", MessageID: "m", Token: "t", Locator: "\xfe"}),
+	}
+	for _, bad := range append([]string{"", "abc", "!!!", encodeReceipt(receipt{QueueID: "q"})}, notText...) {
 		if _, ok := decodeReceipt(bad); ok {
 			t.Errorf("decodeReceipt(%q) accepted a handle we never issued", bad)
 		}
