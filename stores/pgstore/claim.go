@@ -179,12 +179,19 @@ func (t *txn) claimRows(ctx context.Context, fifo bool, sql string, args ...any)
 // and of the plain Standard delete: the queue's row ($1 id, $3 name), the
 // operation's clock ($2, NULL: the database's) and its retention cutoff
 // (after: what was sent at or before it is past retention, as
-// rules.Retained says).
+// rules.Retained says). The database's clock is the statement's start
+// (clock_timestamp, read once: q is read more than once, so PostgreSQL
+// computes it once), not the transaction's (now()): a receive combined
+// with other operations runs after them in their transaction, after
+// whatever locks they waited for, and a visibility timeout counted from
+// the transaction's start would end that much early, handing the message
+// to a second receiver while the first still holds it.
 const queueNowSQL = `q AS (
-		SELECT id, fifo, coalesce($2::timestamptz, now()) AS now,
-			CASE WHEN retention_us > 0 THEN coalesce($2::timestamptz, now()) - retention_us * interval '1 microsecond'
+		SELECT id, fifo, n.now,
+			CASE WHEN retention_us > 0 THEN n.now - retention_us * interval '1 microsecond'
 				ELSE '-infinity' END AS after
-		FROM queues WHERE name = $3 AND id = $1
+		FROM queues, (SELECT coalesce($2::timestamptz, clock_timestamp()) AS now) n
+		WHERE name = $3 AND id = $1
 	)`
 
 // receiveUntilSQL is the claim's visibility deadline.
@@ -237,8 +244,7 @@ var fifoReceiveSQL = `WITH ` + queueNowSQL + `, c AS (
 // head_seq kept) is the function's, and the two change together.
 var fifoReceiveOneSQL = `WITH ` + queueNowSQL + `, g AS (
 		SELECT f.group_id, f.head_seq FROM fifo_groups f
-		WHERE f.queue_id = $1 AND f.avail_at < 'infinity' AND f.avail_at <= coalesce($2::timestamptz, now())
-		  AND EXISTS (SELECT 1 FROM q)
+		WHERE f.queue_id = $1 AND f.avail_at < 'infinity' AND f.avail_at <= (SELECT now FROM q)
 		ORDER BY f.avail_at, f.head_seq
 		LIMIT 1
 		FOR NO KEY UPDATE SKIP LOCKED

@@ -18,8 +18,9 @@
 // each of which still returns only after that commit.
 //
 // Time: when a params struct's Now is zero the transaction uses the
-// database's clock (now(), the transaction's start); otherwise every
-// comparison uses the given Now.
+// database's clock (now(), the transaction's start; the one-statement
+// receives and the Standard delete, the statement's: see queueNowSQL);
+// otherwise every comparison uses the given Now.
 //
 // Wake-ups are not the store's: the service publishes them through a
 // stores/wake transport; stores/wake/pgnotify (LISTEN/NOTIFY on the same

@@ -706,3 +706,47 @@ func TestPurgeAndReplayTakeAttemptsFirst(t *testing.T) {
 		t.Errorf("the replay: %v", err)
 	}
 }
+
+// A receive combined behind a send that waits for its group's send lock
+// counts its visibility timeout from when it claims, not from when the
+// batch's transaction began: counted from before the wait, the timeout
+// would be over by the time the message is handed out, and a second
+// receiver would get it at once.
+func TestCombinedClaimCountsItsTimeoutFromItsOwnClock(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	q := createQueue(t, s, randomName("q")+".fifo", true)
+	if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+		Messages: []stores.NewMessage{newMsg("a", "a", randomName("d"))}, DedupWindow: 5 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	// Another transaction holds group g's send lock for 1.5 s.
+	const held, timeout = 1500 * time.Millisecond, time.Second
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, groupSendKey(q.ID, "g")); err != nil {
+		t.Fatal(err)
+	}
+	go func() { time.Sleep(held); _ = tx.Rollback(ctx) }()
+
+	first := queueOp{claim: fastClaimReq{p: &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
+		VisibilityTimeout: timeout, Token: "first"}, fifo: true}}
+	res, err := s.runQueueBatch(ctx, batchKey{}, []queueOp{sendOp(t, q, newMsg("b", "g", randomName("d"))), first})
+	if err != nil || res[1].err != nil {
+		t.Fatal(err, res[1].err)
+	}
+	got := claimed(t, res[1].claim.Messages)
+	again, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10,
+		VisibilityTimeout: timeout, Token: "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range again.Messages {
+		if m.ID == got.ID {
+			t.Errorf("message %s, received with a visibility timeout of %s behind a send that waited %s, went to a second receiver at once",
+				got.Body, timeout, held)
+		}
+	}
+}
