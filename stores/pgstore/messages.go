@@ -675,8 +675,11 @@ func (d *deletion) queueFreeing(s *Store, b *pgx.Batch, rest []int) {
 
 // finish runs, once d's first statement has, what that statement left to
 // judge, and returns each receipt's outcome and the number of FIFO groups
-// freed.
-func (d *deletion) finish(ctx context.Context, s *Store) ([]stores.ReceiptOutcome, int, error) {
+// freed. When that second statement fails, err is the error of the
+// receipts it judged (unjudged, their indexes) alone: the others were
+// deleted in the batch, which committed, and their outcomes stand.
+// Otherwise err (unjudged nil) is every receipt's.
+func (d *deletion) finish(ctx context.Context, s *Store) (outs []stores.ReceiptOutcome, freed int, unjudged []int, err error) {
 	if d.err == nil && len(d.left) > 0 {
 		s.changed(d.deleted[0])
 		d.deleted[0] = 0
@@ -685,14 +688,14 @@ func (d *deletion) finish(ctx context.Context, s *Store) ([]stores.ReceiptOutcom
 			d.queueFreeing(s, b, d.left)
 			return s.pool.SendBatch(ctx, b).Close()
 		}); err != nil {
-			return nil, 0, err
+			return d.outs, 0, d.left, err
 		}
 	}
 	if d.err != nil {
-		return nil, 0, d.err
+		return nil, 0, nil, d.err
 	}
 	s.changed(d.deleted[0] + d.deleted[1])
-	return d.outs, d.freed, nil
+	return d.outs, d.freed, nil, nil
 }
 
 // distinct says whether no id is there twice.

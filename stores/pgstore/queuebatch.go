@@ -162,32 +162,54 @@ func (s *Store) runQueueBatch(ctx context.Context, _ batchKey, ops []queueOp) ([
 	// Each delete takes its receipts' share of its deletion's outcomes, in
 	// order; the groups freed are the first's to report (each wakes a long
 	// poll once).
+	// A receipt left unjudged fails its caller's delete alone.
 	var outs [2][]stores.ReceiptOutcome
 	var freed [2]int
 	var errs [2]error
+	var unjudged [2]map[int]bool
 	for k, d := range ds {
 		switch {
 		case d == nil:
 		case d == second && secondErr != nil:
 			errs[k] = secondErr
 		default:
-			outs[k], freed[k], errs[k] = d.finish(ctx, s)
+			var left []int
+			outs[k], freed[k], left, errs[k] = d.finish(ctx, s)
+			if left != nil {
+				unjudged[k] = map[int]bool{}
+				for _, j := range left {
+					unjudged[k][j] = true
+				}
+			}
 		}
 	}
+	var at [2]int // where each deletion's next caller's receipts start
 	for i, op := range ops {
 		if op.del == nil {
 			continue
 		}
 		k := keepIndex(op.del)
-		if errs[k] != nil {
+		n := len(op.del.Receipts)
+		from := at[k]
+		at[k] += n
+		if errs[k] != nil && (unjudged[k] == nil || anyIn(unjudged[k], from, from+n)) {
 			out[i].err = errs[k]
 			continue
 		}
-		n := len(op.del.Receipts)
-		out[i].del = &stores.MessageDeleteResult{Outcomes: outs[k][:n:n], Freed: freed[k]}
-		outs[k], freed[k] = outs[k][n:], 0
+		out[i].del = &stores.MessageDeleteResult{Outcomes: outs[k][from : from+n : from+n], Freed: freed[k]}
+		freed[k] = 0
 	}
 	return out, nil
+}
+
+// anyIn says whether set holds an index in [from, to).
+func anyIn(set map[int]bool, from, to int) bool {
+	for j := from; j < to; j++ {
+		if set[j] {
+			return true
+		}
+	}
+	return false
 }
 
 func keepIndex(p *stores.MessageDeleteParams) int {

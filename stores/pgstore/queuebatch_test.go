@@ -750,3 +750,49 @@ func TestCombinedClaimCountsItsTimeoutFromItsOwnClock(t *testing.T) {
 		}
 	}
 }
+
+// Two Standard deletes combined: one with a current receipt, deleted in
+// the batch, which commits; one with a receipt that is not current, which
+// a second statement judges after the batch. When that second statement
+// fails, the first delete still succeeds: its message is gone, and an
+// error would tell its caller otherwise.
+func TestCombinedDeleteKeepsItsOutcomeWhenAnotherFailsAfter(t *testing.T) {
+	s := newTestStore(t)
+	q := createQueue(t, s, randomName("q"), false)
+	ctx := context.Background()
+	res, err := s.runQueueBatch(ctx, batchKey{}, []queueOp{sendOp(t, q, newMsg("a", "", ""), newMsg("b", "", ""))})
+	if err != nil || res[0].err != nil {
+		t.Fatal(err, res[0].err)
+	}
+	got, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 2,
+		VisibilityTimeout: time.Hour, Token: "t"})
+	if err != nil || len(got.Messages) != 2 {
+		t.Fatalf("claimed %v, %v; want both messages", got, err)
+	}
+	a, b := got.Messages[0], got.Messages[1]
+	// b's row is locked elsewhere, so the statement that judges its
+	// earlier receipt waits for it until the batch's context ends.
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM messages WHERE message_id = $1 FOR UPDATE`, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	bctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	res, err = s.runQueueBatch(bctx, batchKey{}, []queueOp{
+		deleteOp(q, stores.Receipt{MessageID: a.ID, Token: a.Token}),
+		deleteOp(q, stores.Receipt{MessageID: b.ID, Token: "an earlier one"}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[1].err == nil {
+		t.Fatalf("the delete whose receipt could not be judged succeeded: %+v", res[1].del)
+	}
+	if res[0].err != nil || res[0].del == nil || !slices.Equal(res[0].del.Outcomes, []stores.ReceiptOutcome{stores.ReceiptCurrent}) {
+		t.Errorf("the delete of a current receipt, committed: %v, %+v; want its outcome, current", res[0].err, res[0].del)
+	}
+}
