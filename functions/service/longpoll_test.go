@@ -296,3 +296,44 @@ func TestWokenLongPollsSpeakForTheirMessages(t *testing.T) {
 		}
 	}
 }
+
+// A delayed send wakes one waiting long poll, whose claim learns when the
+// message becomes visible. When that poll leaves first (here its wait of
+// 1 s ends before the delay of 2 s), the other poll, which claimed before
+// the send, still gets the message when it becomes visible, not at its own
+// next look at the store (a minute away here, or its wait's end). Which
+// poll the send wakes is the hub's pick, so eight queues run at once: in
+// about half of them it picks the one that leaves.
+func TestDelayedMessageReachesAPollWhenTheWokenOneLeaves(t *testing.T) {
+	st := memstore.New()
+	defer st.Close()
+	svc := service.New(service.Config{Store: st, BaseURL: "http://h", RepairInterval: time.Minute})
+	defer svc.Shutdown()
+	const queues = 8
+	type got struct {
+		n    int
+		when time.Time
+	}
+	urls := make([]string, queues)
+	stays := make([]chan got, queues)
+	for i := range urls {
+		urls[i] = create(t, svc, "q"+string(rune('a'+i)))
+		stays[i] = make(chan got, 1)
+		go func() { stays[i] <- got{len(receive(t, svc, urls[i], 8)), time.Now()} }()
+		go func() { receive(t, svc, urls[i], 1) }()
+	}
+	waitForWaiting(t, svc, 2*queues)
+	body, delay := "d", int64(2)
+	sent := time.Now()
+	for _, url := range urls {
+		if _, err := svc.SendMessage(context.Background(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &body, DelaySeconds: &delay}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, ch := range stays {
+		g := <-ch
+		if took := g.when.Sub(sent); g.n != 1 || took > 3500*time.Millisecond {
+			t.Errorf("queue %d: the poll that stayed got %d messages %s after a send delayed by %d s", i, g.n, took.Round(time.Millisecond), delay)
+		}
+	}
+}

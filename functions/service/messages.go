@@ -323,6 +323,8 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 	look := lookFirst
 	lp := longPollWatch{s: s}
 	defer lp.done()
+	var next time.Time // the NextChange of its last claim that got nothing
+	defer func() { s.handOnNextChange(p.QueueName, next) }()
 	for {
 		// Subscribed before the claim, so that a send between the two
 		// still wakes this poll; a short poll never waits, so it needs no
@@ -348,6 +350,9 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 				s.hub.Unclaimed(p.QueueName) // the message it was woken for is nobody's now
 			}
 			return nil, err
+		}
+		if len(res.Messages) == 0 {
+			next = res.NextChange
 		}
 		remaining := time.Until(deadline)
 		if len(res.Messages) > 0 || remaining <= 0 {
@@ -397,6 +402,7 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 			timer.Stop()
 			cancel()
 			lp.info.Ended = LongPollShutdown
+			next = time.Time{} // nobody is left to wake
 			return nil, nil
 		}
 		timer.Stop()
@@ -445,6 +451,21 @@ func (s *Service) claim(ctx context.Context, p *stores.MessageClaimParams, look 
 		s.idle.forget(p.QueueName) // what it knew was wrong, or is now
 	}
 	return res, nil
+}
+
+// handOnNextChange is what a long poll leaving does with the NextChange
+// its last empty claim learned (a delayed message's delay ending, say):
+// when it is still to come and sooner than the other waiting polls' own
+// checks of the store, the hub wakes one of them then (wake.Hub.WakeAfter).
+// They may not know it: the wake-up of the send that made it went to this
+// poll, and they claimed before.
+func (s *Service) handOnNextChange(queue string, next time.Time) {
+	if next.IsZero() {
+		return
+	}
+	if d := next.Sub(s.wallNow()); d > 0 && d < s.repairInterval() {
+		s.hub.WakeAfter(queue, d)
+	}
 }
 
 // nextChangeFloor is the shortest wait for a NextChange.

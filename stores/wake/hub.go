@@ -51,6 +51,10 @@ type Hub struct {
 
 	lastWarn atomic.Int64 // UnixNano of the last publish failure logged
 
+	dueMu      sync.Mutex
+	due        map[string]*due // wake-ups to come, by queue (due.go)
+	dueStopped bool
+
 	stats hubCounters
 
 	stopListen context.CancelFunc
@@ -89,6 +93,7 @@ func NewHub(opts HubOptions) *Hub {
 		subs:           map[string]map[*subscription]struct{}{},
 		woke:           map[string]uint64{},
 		unspoken:       map[string]uint64{},
+		due:            map[string]*due{},
 		listenDone:     make(chan struct{}),
 		ready:          make(chan struct{}),
 	}
@@ -122,6 +127,7 @@ func NewHub(opts HubOptions) *Hub {
 func (h *Hub) Close() error {
 	var err error
 	h.closeOnce.Do(func() {
+		h.stopDue()
 		h.stopListen()
 		<-h.listenDone
 		if h.transport != nil {

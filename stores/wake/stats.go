@@ -14,11 +14,13 @@ type HubStats struct {
 	// WakeAlls counts the times every waiter was woken because events may
 	// have been lost (the transport became healthy, or recovered).
 	WakeAlls uint64
+	// DueWakes counts the wake-ups WakeAfter delivered.
+	DueWakes uint64
 	Degraded bool
 }
 
 type hubCounters struct {
-	published, received, woken, publishFailures, wakeAlls atomic.Uint64
+	published, received, woken, publishFailures, wakeAlls, dueWakes atomic.Uint64
 }
 
 // Stats returns the hub's counts; cheap enough for every scrape.
@@ -29,6 +31,7 @@ func (h *Hub) Stats() HubStats {
 		Woken:           h.stats.woken.Load(),
 		PublishFailures: h.stats.publishFailures.Load(),
 		WakeAlls:        h.stats.wakeAlls.Load(),
+		DueWakes:        h.stats.dueWakes.Load(),
 		Degraded:        h.Degraded(),
 	}
 }
