@@ -392,6 +392,46 @@ func TestSigV4QueryPresigned(t *testing.T) {
 	}
 }
 
+// The JSON protocol takes its action from X-Amz-Target, which the
+// signature must cover: a presigned URL for one action on a queue, replayed
+// with an X-Amz-Target header it does not sign, is refused, and the queue
+// is untouched (it would otherwise have run DeleteQueue on the queue its
+// path names).
+func TestSigV4UnsignedTargetRefused(t *testing.T) {
+	srv := newSignedServer(t)
+	now := time.Now()
+	if status, raw := querySigned(t, srv, keyHome, "us-east-1", now, "/", url.Values{"Action": {"CreateQueue"}, "QueueName": {"kept"}}, nil); status != 200 {
+		t.Fatalf("CreateQueue: %d %s", status, raw)
+	}
+	r, err := http.NewRequest("GET", srv.URL+"/000000000000/kept?Action=GetQueueAttributes&AttributeName.1=All&Version=2012-11-05&X-Amz-Expires=60", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _, err := v4.NewSigner().PresignHTTP(context.Background(), aws.Credentials{AccessKeyID: keyHome.AccessKeyID, SecretAccessKey: keyHome.SecretAccessKey},
+		r, sha(nil), "sqs", "us-east-1", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Amz-Target", "AmazonSQS.DeleteQueue")
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "IncompleteSignature") ||
+		!strings.Contains(string(b), "'X-Amz-Target' must be a 'SignedHeader' in the AWS Authorization.") {
+		t.Errorf("presigned URL with an unsigned X-Amz-Target: %d %s, want 400 IncompleteSignature", resp.StatusCode, b)
+	}
+	if status, raw := querySigned(t, srv, keyHome, "us-east-1", time.Now(), "/", url.Values{"Action": {"ListQueues"}}, nil); status != 200 || !strings.Contains(raw, "/kept<") {
+		t.Errorf("the queue is gone after a presigned URL with an unsigned X-Amz-Target: ListQueues %d %s", status, raw)
+	}
+}
+
 // TestSigV4JSONErrorShape checks the JSON protocol's form of an auth error.
 func TestSigV4JSONErrorShape(t *testing.T) {
 	srv := newSignedServer(t)

@@ -42,6 +42,10 @@ func errHostNotSigned() *contract.Error {
 	return errIncomplete("'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.")
 }
 
+func errTargetNotSigned() *contract.Error {
+	return errIncomplete("'X-Amz-Target' must be a 'SignedHeader' in the AWS Authorization.")
+}
+
 // errAccessDenied answers a request without a signature: an anonymous
 // request, which no queue's policy allows here.
 func errAccessDenied(r *http.Request) *contract.Error {
