@@ -122,6 +122,13 @@ type Config struct {
 	// bearer token run a maintenance pass through PathMaintain (for
 	// schedulers that cannot sign requests).
 	MaintenanceToken string
+	// MetricsToken, when set, lets a request that carries it as a bearer
+	// token read the metrics on the SQS listener of a server that checks
+	// signatures (for scrapers that cannot sign); without it only a signed
+	// request may. They name every account's queues. A listener of their
+	// own (MetricsElsewhere, --metrics-addr) serves them to anyone who
+	// reaches it.
+	MetricsToken string
 	// Console serves the web console at console.Path, behind HTTP Basic
 	// credentials checked against AuthKeys when those are checked (see
 	// functions/console). Off by default.
@@ -191,11 +198,12 @@ type App struct {
 	handler  http.Handler
 	console  http.Handler // nil: no console
 	log      *slog.Logger
-	maintain maintainGate
+	maintain operatorGate
 
 	build        Build
 	metrics      *metrics
-	metricsHere  bool // Handler serves /metrics
+	metricsHere  bool         // Handler serves /metrics
+	metricsGate  operatorGate // who may read them there
 	shuttingDown atomic.Bool
 	storeKind    string
 	storeInfo    []slog.Attr
@@ -270,8 +278,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	})
 	a := &App{
 		store: store, rawStore: raw, hub: hub, svc: svc, log: logger,
-		maintain: maintainGate{token: cfg.MaintenanceToken, verify: verify},
-		build:    build, metrics: m, metricsHere: !cfg.MetricsElsewhere, storeKind: storeKind,
+		maintain:    operatorGate{token: cfg.MaintenanceToken, verify: verify},
+		metricsGate: operatorGate{token: cfg.MetricsToken, verify: verify},
+		build:       build, metrics: m, metricsHere: !cfg.MetricsElsewhere, storeKind: storeKind,
 	}
 	var depth *depthCollector
 	if n := cfg.MetricsMaxQueues; n >= 0 {

@@ -36,13 +36,15 @@ type Settings struct {
 	MaxWait time.Duration
 	// MaintenanceToken: SLUICE_MAINTENANCE_TOKEN (Config.MaintenanceToken).
 	MaintenanceToken string
-	LogLevel         string // SLUICE_LOG_LEVEL
-	LogFormat        string // SLUICE_LOG_FORMAT
-	RequestLogLevel  string // SLUICE_REQUEST_LOG_LEVEL
-	QueuesFile       string // SLUICE_QUEUES
-	BodyMemory       int64  // SLUICE_BODY_MEMORY
-	BodyTimeout      time.Duration
-	NoCooldowns      bool // SLUICE_DEV_NO_COOLDOWNS
+	// MetricsToken: SLUICE_METRICS_TOKEN (Config.MetricsToken).
+	MetricsToken    string
+	LogLevel        string // SLUICE_LOG_LEVEL
+	LogFormat       string // SLUICE_LOG_FORMAT
+	RequestLogLevel string // SLUICE_REQUEST_LOG_LEVEL
+	QueuesFile      string // SLUICE_QUEUES
+	BodyMemory      int64  // SLUICE_BODY_MEMORY
+	BodyTimeout     time.Duration
+	NoCooldowns     bool // SLUICE_DEV_NO_COOLDOWNS
 	// DevClockOffset: SLUICE_DEV_CLOCK_OFFSET (Config.DevClockOffset).
 	DevClockOffset time.Duration
 	// MetricsMaxQueues: SLUICE_METRICS_MAX_QUEUES; 0 means none.
@@ -86,6 +88,7 @@ func SettingsFromEnv(lookup func(string) (string, bool)) (Settings, error) {
 		AccessKeys:       get("SLUICE_ACCESS_KEYS", ""),
 		AccessKeysFile:   get("SLUICE_ACCESS_KEYS_FILE", ""),
 		MaintenanceToken: get("SLUICE_MAINTENANCE_TOKEN", ""),
+		MetricsToken:     get("SLUICE_METRICS_TOKEN", ""),
 		Addr:             get("SLUICE_ADDR", DefaultAddr),
 		MetricsAddr:      get("SLUICE_METRICS_ADDR", ""),
 	}
@@ -151,7 +154,7 @@ func (s Settings) Config(logs io.Writer) (Config, error) {
 		Store: s.Store, Wakeups: s.Wakeups, Region: s.Region, AccountID: s.AccountID, BaseURL: s.BaseURL, TrustForwarded: s.TrustForwarded,
 		Logger: logger, RequestLogLevel: reqLevel, BodyMemory: s.BodyMemory, BodyTimeout: s.BodyTimeout,
 		NoCooldowns: s.NoCooldowns, DevClockOffset: s.DevClockOffset, MetricsMaxQueues: s.MetricsMaxQueues,
-		MaintenanceToken: s.MaintenanceToken, MaxWait: s.MaxWait, Console: s.Console,
+		MaintenanceToken: s.MaintenanceToken, MetricsToken: s.MetricsToken, MaxWait: s.MaxWait, Console: s.Console,
 	}
 	switch {
 	case c.MetricsMaxQueues == 0:

@@ -26,13 +26,17 @@ const PathMaintain = "/_sluice/maintain"
 // under a slow store.
 const maintainBudget = 50 * time.Second
 
-// maintainGate says whether a request may run a pass.
-type maintainGate struct {
+// operatorGate says whether a request may use an operator's path that a
+// server checking signatures keeps from strangers (a maintenance pass, the
+// metrics): one signed by an access key, or carrying the path's token as a
+// bearer token (for callers that cannot sign: schedulers, scrapers). With
+// neither signatures checked nor a token set, the path is open.
+type operatorGate struct {
 	token  string
 	verify func(*http.Request, []byte) (httpapi.Caller, error) // nil: no signatures checked
 }
 
-func (g maintainGate) allows(r *http.Request, body []byte) bool {
+func (g operatorGate) allows(r *http.Request, body []byte) bool {
 	if g.token != "" {
 		bearer, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(bearer)), []byte(g.token)) == 1 {

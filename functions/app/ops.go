@@ -40,6 +40,10 @@ func (a *App) routes(sqs http.Handler, withMetrics bool) http.Handler {
 			return
 		case PathMetrics:
 			if withMetrics {
+				if !a.metricsGate.allows(r, nil) {
+					plain(w, http.StatusForbidden, "sign the request with an access key, or send the metrics token (SLUICE_METRICS_TOKEN) as a bearer token\n")
+					return
+				}
 				a.serveOps(w, r)
 				return
 			}

@@ -3,6 +3,8 @@ package app_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -548,5 +551,64 @@ func TestQueuesFileErrors(t *testing.T) {
 		if !errors.As(err, &qe) || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "q.json: queue ") {
 			t.Errorf("%s: %v, want a QueuesError with %q", tc.body, err, tc.want)
 		}
+	}
+}
+
+// The metrics name every account's queues. On the SQS listener of a server
+// that checks signatures they answer a signed request or the metrics token
+// only; a listener of their own, or a server that checks nothing, serves
+// them to anyone.
+func TestMetricsAreAuthenticatedWhereSignaturesAre(t *testing.T) {
+	keys, err := app.ParseKeys("AKIDMETRICS:metricssecret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scrapeAs := func(a *app.App, akid, secret, token string) (int, string) {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:9324"+app.PathMetrics, nil)
+		if token != "" {
+			r.Header.Set("Authorization", "Bearer "+token)
+		}
+		if akid != "" {
+			sum := sha256.Sum256(nil)
+			if err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: akid, SecretAccessKey: secret},
+				r, hex.EncodeToString(sum[:]), "sqs", "us-east-1", time.Now()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w := httptest.NewRecorder()
+		a.Handler().ServeHTTP(w, r)
+		return w.Code, w.Body.String()
+	}
+	signed := newApp(t, app.Config{Store: "mem://", Auth: app.AuthSigV4, AuthKeys: keys, MetricsToken: "mtok",
+		Queues: []app.QueueSpec{{Name: "payroll"}}})
+	for _, c := range []struct {
+		what                string
+		akid, secret, token string
+		want                int
+	}{
+		{"unsigned", "", "", "", 403},
+		{"a wrong secret", "AKIDMETRICS", "wrong", "", 403},
+		{"a wrong token", "", "", "mtok2", 403},
+		{"signed by the key", "AKIDMETRICS", "metricssecret", "", 200},
+		{"the token", "", "", "mtok", 200},
+	} {
+		code, body := scrapeAs(signed, c.akid, c.secret, c.token)
+		if code != c.want {
+			t.Errorf("signatures checked, %s: %d, want %d", c.what, code, c.want)
+		}
+		if code != 200 && strings.Contains(body, "payroll") {
+			t.Errorf("signatures checked, %s: the refusal names a queue: %q", c.what, body)
+		}
+	}
+	open := newApp(t, app.Config{Store: "mem://", Auth: app.AuthNone})
+	if code, _ := scrapeAs(open, "", "", ""); code != 200 {
+		t.Errorf("no signatures checked: %d, want 200", code)
+	}
+	elsewhere := newApp(t, app.Config{Store: "mem://", Auth: app.AuthSigV4, AuthKeys: keys, MetricsElsewhere: true})
+	ops := httptest.NewServer(elsewhere.OpsHandler())
+	defer ops.Close()
+	if fams := scrape(t, ops.URL+"/metrics"); fams["sluice_build_info"] == nil {
+		t.Error("a listener of their own, signatures checked: no sluice_build_info")
 	}
 }

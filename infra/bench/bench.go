@@ -229,13 +229,20 @@ func NewClient(endpoint string, hc *http.Client) *sqs.Client {
 	own.Transport = ownbody.Transport{Next: hc.Transport}
 	hc = &own
 	return sqs.New(sqs.Options{
-		Region:       "us-east-1",
+		Region:       benchRegion,
 		BaseEndpoint: aws.String(endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider("bench", "bench", ""),
+		Credentials:  benchCredentials,
 		HTTPClient:   hc,
 		Retryer:      aws.NopRetryer{},
 	})
 }
+
+// The bench's requests are signed with these; a server that checks
+// signatures needs them among its keys.
+var (
+	benchRegion      = "us-east-1"
+	benchCredentials = credentials.NewStaticCredentialsProvider("bench", "bench", "")
+)
 
 func newTransport(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
 	return &http.Transport{

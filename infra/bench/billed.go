@@ -2,12 +2,15 @@ package bench
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"sort"
 	"strings"
 	"time"
 
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -109,6 +112,16 @@ func scrapeBilled(ctx context.Context, endpoint string) (*billedScrape, error) {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(endpoint, "/")+"/metrics", nil)
 	if err != nil {
+		return nil, err
+	}
+	// Signed as the bench's SQS requests are: a server that checks
+	// signatures serves its metrics to a signed request.
+	creds, err := benchCredentials.Retrieve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	emptyHash := sha256.Sum256(nil)
+	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(emptyHash[:]), "sqs", benchRegion, time.Now()); err != nil {
 		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
