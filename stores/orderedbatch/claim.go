@@ -26,6 +26,12 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 		return nil, err
 	}
 	now := nowOr(p.Now)
+	// Once the call has waited before a try's transaction (an earlier try,
+	// a group's latch), its deliveries' timeouts count from when it began
+	// (runSince): else they would end that much before the whole timeout
+	// from when it returns them. (Not before: a frozen test clock, which a
+	// visibility timeout of 0 must leave receivable at once.)
+	called := time.Now()
 	// Alone on the queue (in this process), a claim takes the oldest
 	// candidates; beside other claims it spreads from the start, so that
 	// concurrent receivers do not all lock the same oldest group.
@@ -50,8 +56,12 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 			if q.Queue.FIFO {
 				cands, latched = s.latchCandidates(cands)
 			}
+			var since time.Time
+			if try > 0 || latched != nil && latched.waited {
+				since = called
+			}
 			began := time.Now()
-			err = s.run(ctx, now, func(t *txn) error {
+			err = s.runSince(ctx, now, since, func(t *txn) error {
 				if time.Since(began) > claimAttemptBound {
 					// Give up before this attempt reads anything: no commit
 					// is under way, so nothing was claimed.

@@ -30,8 +30,9 @@ func latchOf(groupKeyID string) int {
 
 // held is a set of stripes one call holds, released together.
 type held struct {
-	l    *latches
-	idxs []int
+	l      *latches
+	idxs   []int
+	waited bool // try got none at once and waited for one
 }
 
 // lock takes the stripes of the group keys, in stripe order (so that two
@@ -70,6 +71,7 @@ func (l *latches) try(groupKeyIDs []string) (*held, []string) {
 	if len(got) == 0 && len(groupKeyIDs) > 0 {
 		i := latchOf(groupKeyIDs[0])
 		l.stripes[i].Lock()
+		h.waited = true
 		h.idxs = append(h.idxs, i)
 		for _, k := range groupKeyIDs {
 			if latchOf(k) == i {

@@ -347,6 +347,13 @@ func (t *txn) flush() error {
 // deadlines it sets (a claim's visibility) still give the whole timeout
 // from when the call returns.
 func (s *Store) run(ctx context.Context, now time.Time, fn func(t *txn) error) error {
+	return s.runSince(ctx, now, time.Time{}, fn)
+}
+
+// runSince is run for a call that began at since (real time) and did work
+// before this transaction (a claim's earlier tries, its wait for a group's
+// latch): every attempt, the first too, counts the time since then as late.
+func (s *Store) runSince(ctx context.Context, now, since time.Time, fn func(t *txn) error) error {
 	if err := s.check(); err != nil {
 		return err
 	}
@@ -355,13 +362,16 @@ func (s *Store) run(ctx context.Context, now time.Time, fn func(t *txn) error) e
 	}
 	now = docstore.Micro(now)
 	began := time.Now()
+	if !since.IsZero() {
+		began = since
+	}
 	attempts := 0
 	var last *txn
 	err := s.docs.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
 		attempts++
 		t := &txn{ctx: ctx, tx: tx, now: now, writes: map[docstore.Key]docstore.Fields{}}
 		last = t
-		if attempts > 1 {
+		if attempts > 1 || !since.IsZero() {
 			t.late = time.Since(began).Truncate(time.Microsecond)
 		}
 		if err := fn(t); err != nil {
