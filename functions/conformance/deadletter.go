@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -301,6 +302,38 @@ func testMoveTasks(t *testing.T, s suite) {
 		}
 		if one := e.listMoveTasks(queueARN("dlq"), 0); len(one) != 1 || one[0].StartedTimestamp != rs[0].StartedTimestamp || one[0].Status != rs[0].Status {
 			e.t.Errorf("default ListMessageMoveTasks = %+v, want only the newest task", one)
+		}
+	})
+
+	s.test(t, "OneRunningPerSourceAnySpelling", func(e *env) {
+		// design: a queue is one source however its ARN is spelled (the
+		// partition is not read), and a listing under either spelling
+		// shows its task.
+		pipe(e, "src", "dlq", 10)
+		e.create("dst", nil)
+		other := strings.Replace(queueARN("dlq"), "arn:aws:", "arn:aws-cn:", 1)
+		start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dst")), MaxNumberOfMessagesPerSecond: i64(1)})
+		_, err := e.svc.StartMessageMoveTask(e.op(), &contract.StartMessageMoveTaskInput{SourceArn: other, DestinationArn: str(queueARN("dst")), MaxNumberOfMessagesPerSecond: i64(1)})
+		wantErr(e.t, err, contract.ErrInvalidParameterValue("There is already a task running. Only one active task is allowed for a source queue arn at a given time."))
+		for _, arn := range []string{queueARN("dlq"), other} {
+			if rs := e.listMoveTasks(arn, 10); len(rs) != 1 || rs[0].SourceArn != queueARN("dlq") {
+				e.t.Errorf("ListMessageMoveTasks(%s) = %+v, want the one task, under the queue's ARN", arn, rs)
+			}
+		}
+	})
+
+	s.test(t, "NotIntoItself", func(e *env) {
+		// design: a task whose destination is its source would never end;
+		// it is refused, and the source's other tasks and listings go on.
+		pipe(e, "src", "dlq", 2)
+		_, err := e.svc.StartMessageMoveTask(e.op(), &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq"), DestinationArn: str(queueARN("dlq"))})
+		wantErr(e.t, err, contract.ErrInvalidParameterValue("The source and destination queues must be different."))
+		if rs := e.listMoveTasks(queueARN("dlq"), 10); len(rs) != 0 {
+			e.t.Errorf("a refused start left tasks: %+v", rs)
+		}
+		start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq")})
+		if r := e.finishMoveTask(queueARN("dlq")); r.Status != "COMPLETED" || r.ApproximateNumberOfMessagesMoved != 2 {
+			e.t.Errorf("a task back to the source after the refused one: %+v, want COMPLETED with 2 moved", r)
 		}
 	})
 

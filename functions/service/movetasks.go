@@ -76,6 +76,10 @@ func (s *Service) StartMessageMoveTask(ctx context.Context, in *contract.StartMe
 	} else if !ok {
 		return nil, contract.ErrInvalidParameterValue("Source queue must be configured as a Dead Letter Queue.")
 	}
+	// The task keeps the ARNs as this server writes them, whatever the
+	// request's spelling (ParseQueueARN reads past the partition): one
+	// queue, one source, for the one-task-per-source rule and the listing.
+	srcArn := s.queueARN(src.Name)
 	dest := ""
 	if in.DestinationArn != nil && *in.DestinationArn != "" {
 		dq, err := s.queueFromARN(ctx, *in.DestinationArn)
@@ -85,7 +89,11 @@ func (s *Service) StartMessageMoveTask(ctx context.Context, in *contract.StartMe
 		if dq.FIFO != src.FIFO {
 			return nil, contract.ErrInvalidParameterValue("The source and destination queues must be of the same type.")
 		}
-		dest = *in.DestinationArn
+		if dq.Name == src.Name {
+			// A task that moved a queue's messages into itself would never end.
+			return nil, contract.ErrInvalidParameterValue("The source and destination queues must be different.")
+		}
+		dest = s.queueARN(dq.Name)
 	}
 	rate := 0
 	if in.MaxNumberOfMessagesPerSecond != nil {
@@ -99,9 +107,9 @@ func (s *Service) StartMessageMoveTask(ctx context.Context, in *contract.StartMe
 		return nil, s.storeErr(ctx, err)
 	}
 	now := s.wallNow()
-	handle := encodeTaskHandle(taskHandle{ID: uuid.NewString(), SourceArn: in.SourceArn})
+	handle := encodeTaskHandle(taskHandle{ID: uuid.NewString(), SourceArn: srcArn})
 	err = s.store.MoveTaskCreate(ctx, &stores.MoveTaskCreateParams{Task: &stores.MoveTask{
-		Handle: handle, SourceName: src.Name, SourceArn: in.SourceArn, DestinationArn: dest, MaxPerSecond: rate,
+		Handle: handle, SourceName: src.Name, SourceArn: srcArn, DestinationArn: dest, MaxPerSecond: rate,
 		Status: stores.MoveTaskRunning, ToMove: st.Visible, StartedAt: now, UpdatedAt: now, PacedTo: now,
 	}})
 	if errors.Is(err, stores.ErrMoveTaskRunning) {
@@ -172,7 +180,8 @@ func (s *Service) ListMessageMoveTasks(ctx context.Context, in *contract.ListMes
 		}
 		limit = int(*in.MaxResults)
 	}
-	if _, err := s.queueFromARN(ctx, in.SourceArn); err != nil {
+	src, err := s.queueFromARN(ctx, in.SourceArn)
+	if err != nil {
 		return nil, contract.ErrResourceNotFound("The resource that you specified for the SourceArn parameter doesn't exist.")
 	}
 	// Tasks advance in passing, so a deployment without a background loop
@@ -180,7 +189,7 @@ func (s *Service) ListMessageMoveTasks(ctx context.Context, in *contract.ListMes
 	if err := s.RunMoveTasks(ctx); err != nil {
 		return nil, err
 	}
-	tasks, err := s.store.MoveTaskList(ctx, &stores.MoveTaskListParams{SourceArn: in.SourceArn, Limit: limit})
+	tasks, err := s.store.MoveTaskList(ctx, &stores.MoveTaskListParams{SourceArn: s.queueARN(src.Name), Limit: limit})
 	if err != nil {
 		return nil, s.storeErr(ctx, err)
 	}
