@@ -69,9 +69,23 @@ func (s *Store) emptyTrash(ctx context.Context, now time.Time) error {
 				continue
 			}
 			left = left || len(found) == removePage
+			// Each checked again in the transaction: a key can be written
+			// anew since the query (a dedup marker, a receive attempt, a
+			// group's manifest of the generation after a purge), and that
+			// is not trash.
 			err = s.run(ctx, now, func(t *txn) error {
-				for _, f := range found {
-					t.del(f.Key)
+				keys := make([]docstore.Key, len(found))
+				for i, f := range found {
+					keys[i] = f.Key
+				}
+				cur, err := t.get(keys...)
+				if err != nil {
+					return err
+				}
+				for _, d := range cur {
+					if d != nil && fieldString(d, fInc) == tr.Inc && (tr.Below == maxGen || fieldInt(d, fGen) < tr.Below) {
+						t.del(d.Key)
+					}
 				}
 				return nil
 			})
