@@ -101,9 +101,9 @@ func (x *exchange) readBodyWithin() ([]byte, *contract.Error) {
 	if rc.SetReadDeadline(time.Now().Add(x.h.bodyTimeout)) == nil {
 		defer func() { _ = rc.SetReadDeadline(time.Time{}) }()
 	}
-	if r.ContentLength >= 0 {
-		// The declared length, within the cap, is reserved before it is
-		// read; net/http reads no further than it.
+	if r.ContentLength >= 0 && r.ContentLength <= bodyChunk {
+		// A small body, nearly every one: its declared length is reserved
+		// and read at once; net/http reads no further than it.
 		if !x.reserve(r.ContentLength) {
 			return nil, errThrottled()
 		}
@@ -113,16 +113,38 @@ func (x *exchange) readBodyWithin() ([]byte, *contract.Error) {
 		}
 		return buf, nil
 	}
-	// A body of unknown length reserves each chunk before reading it.
-	body := http.MaxBytesReader(x.w, r.Body, limit)
+	// A larger body, or one of unknown length, reserves each chunk before
+	// reading it: it holds the budget (and the memory) of what has
+	// arrived, not of what it declares, so that connections that declare
+	// large bodies and send nothing cannot hold the budget that everyone's
+	// requests share for the body timeout.
+	remaining := r.ContentLength // -1: unknown
+	body := io.Reader(r.Body)
+	if remaining < 0 {
+		body = http.MaxBytesReader(x.w, r.Body, limit)
+	}
 	var chunks [][]byte
 	for {
-		if !x.reserve(bodyChunk) {
+		n := int64(bodyChunk)
+		if remaining >= 0 {
+			if remaining == 0 {
+				return bytes.Join(chunks, nil), nil
+			}
+			n = min(n, remaining)
+		}
+		if !x.reserve(n) {
 			return nil, errThrottled()
 		}
-		c := make([]byte, bodyChunk)
-		n, err := io.ReadFull(body, c)
-		chunks = append(chunks, c[:n])
+		c := make([]byte, n)
+		k, err := io.ReadFull(body, c)
+		chunks = append(chunks, c[:k])
+		if remaining >= 0 {
+			remaining -= int64(k)
+			if err != nil {
+				return nil, x.bodyError(err) // shorter than declared, or too slow
+			}
+			continue
+		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			return bytes.Join(chunks, nil), nil
 		}

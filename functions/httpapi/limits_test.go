@@ -143,6 +143,29 @@ func TestBodyMemoryBudget(t *testing.T) {
 	}
 }
 
+// Bodies take the budget as they arrive, not as they declare: connections
+// that declare the whole budget between them and send nothing leave room
+// for everyone else's requests (reserved up front, they would have had
+// every request throttled for the body timeout).
+func TestDeclaredBodiesTakeTheBudgetAsTheyArrive(t *testing.T) {
+	const budget = 4 << 20
+	srv := newServerWith(t, httpapi.Options{BodyMemory: budget})
+	c := newClient(t, srv)
+	createQueue(t, c, "declared")
+	for range 8 {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\nX-Amz-Target: AmazonSQS.ListQueues\r\nContent-Type: application/x-amz-json-1.0\r\nContent-Length: %d\r\n\r\n", budget/2)
+	}
+	time.Sleep(200 * time.Millisecond) // let the server start reading them
+	if _, err := c.ListQueues(context.Background(), &sqs.ListQueuesInput{}); err != nil {
+		t.Errorf("a small request beside idle connections that declared %d bytes between them: %v", 8*budget/2, err)
+	}
+}
+
 // TestBodyMemoryBudgetChunked: a body of unknown length takes the budget as
 // it arrives and is throttled when it runs out.
 func TestBodyMemoryBudgetChunked(t *testing.T) {
