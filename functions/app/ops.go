@@ -33,7 +33,7 @@ func (a *App) routes(sqs http.Handler, withMetrics bool) http.Handler {
 		}
 		switch r.URL.Path {
 		case PathHealth, PathReady:
-			a.serveOps(w, r)
+			a.serveOps(w, r, a.metricsGate.verify == nil)
 			return
 		case PathMaintain:
 			a.serveMaintain(w, r)
@@ -44,7 +44,7 @@ func (a *App) routes(sqs http.Handler, withMetrics bool) http.Handler {
 					plain(w, http.StatusForbidden, "sign the request with an access key, or send the metrics token (SLUICE_METRICS_TOKEN) as a bearer token\n")
 					return
 				}
-				a.serveOps(w, r)
+				a.serveOps(w, r, true)
 				return
 			}
 		case "/":
@@ -59,9 +59,15 @@ func (a *App) routes(sqs http.Handler, withMetrics bool) http.Handler {
 
 // OpsHandler serves only the operator's paths (health, readiness and
 // metrics), for a listener of their own (--metrics-addr).
-func (a *App) OpsHandler() http.Handler { return http.HandlerFunc(a.serveOps) }
+func (a *App) OpsHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { a.serveOps(w, r, true) })
+}
 
-func (a *App) serveOps(w http.ResponseWriter, r *http.Request) {
+// serveOps answers the operator's paths; with why, a failed readiness
+// check says why. The SQS listener of a server that checks signatures
+// does not: the store's error can name its database's address or project
+// to anyone.
+func (a *App) serveOps(w http.ResponseWriter, r *http.Request, why bool) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -72,6 +78,10 @@ func (a *App) serveOps(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusOK, "ok\n")
 	case PathReady:
 		if err := a.Ready(r.Context()); err != nil {
+			if !why {
+				plain(w, http.StatusServiceUnavailable, "not ready\n")
+				return
+			}
 			plain(w, http.StatusServiceUnavailable, "not ready: "+err.Error()+"\n")
 			return
 		}

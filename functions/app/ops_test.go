@@ -612,3 +612,25 @@ func TestMetricsAreAuthenticatedWhereSignaturesAre(t *testing.T) {
 		t.Error("a listener of their own, signatures checked: no sluice_build_info")
 	}
 }
+
+// A failed readiness check says why on a server that checks no
+// signatures and on the operator's own listener; on the SQS listener of a
+// server that checks them it says only that it is not ready (a store's
+// error can name its database's address or project).
+func TestReadinessSaysWhyOnlyWhereItMay(t *testing.T) {
+	keys, err := app.ParseKeys("AKIDREADY:readysecret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed := newApp(t, app.Config{Store: "mem://", Auth: app.AuthSigV4, AuthKeys: keys})
+	srv := serve(t, signed)
+	ops := httptest.NewServer(signed.OpsHandler())
+	defer ops.Close()
+	signed.Shutdown()
+	if code, _, body := get(t, "GET", srv.URL+"/readyz"); code != 503 || body != "not ready\n" {
+		t.Errorf("signatures checked, the SQS listener: %d %q, want 503 without the reason", code, body)
+	}
+	if code, _, body := get(t, "GET", ops.URL+"/readyz"); code != 503 || !strings.Contains(body, "shutting down") {
+		t.Errorf("signatures checked, the operator's listener: %d %q, want 503 with the reason", code, body)
+	}
+}
