@@ -180,18 +180,18 @@ func (t *txn) claimRows(ctx context.Context, fifo bool, sql string, args ...any)
 // operation's clock ($2, NULL: the database's) and its retention cutoff
 // (after: what was sent at or before it is past retention, as
 // rules.Retained says). The database's clock is the statement's start
-// (clock_timestamp, read once: q is read more than once, so PostgreSQL
-// computes it once), not the transaction's (now()): a receive combined
-// with other operations runs after them in their transaction, after
-// whatever locks they waited for, and a visibility timeout counted from
-// the transaction's start would end that much early, handing the message
-// to a second receiver while the first still holds it.
+// (statement_timestamp(): PostgreSQL sets it as it takes up each statement
+// of a pipeline), not the transaction's (now()): a receive combined with
+// other operations runs after them in their transaction, after whatever
+// locks they waited for, and a visibility timeout counted from the
+// transaction's start would end that much early, handing the message to a
+// second receiver while the first still holds it. It is stable within the
+// statement, as now() is, so the walks may use it in index conditions.
 const queueNowSQL = `q AS (
-		SELECT id, fifo, n.now,
-			CASE WHEN retention_us > 0 THEN n.now - retention_us * interval '1 microsecond'
+		SELECT id, fifo, coalesce($2::timestamptz, statement_timestamp()) AS now,
+			CASE WHEN retention_us > 0 THEN coalesce($2::timestamptz, statement_timestamp()) - retention_us * interval '1 microsecond'
 				ELSE '-infinity' END AS after
-		FROM queues, (SELECT coalesce($2::timestamptz, clock_timestamp()) AS now) n
-		WHERE name = $3 AND id = $1
+		FROM queues WHERE name = $3 AND id = $1
 	)`
 
 // receiveUntilSQL is the claim's visibility deadline.
@@ -244,7 +244,8 @@ var fifoReceiveSQL = `WITH ` + queueNowSQL + `, c AS (
 // head_seq kept) is the function's, and the two change together.
 var fifoReceiveOneSQL = `WITH ` + queueNowSQL + `, g AS (
 		SELECT f.group_id, f.head_seq FROM fifo_groups f
-		WHERE f.queue_id = $1 AND f.avail_at < 'infinity' AND f.avail_at <= (SELECT now FROM q)
+		WHERE f.queue_id = $1 AND f.avail_at < 'infinity' AND f.avail_at <= coalesce($2::timestamptz, statement_timestamp())
+		  AND EXISTS (SELECT 1 FROM q)
 		ORDER BY f.avail_at, f.head_seq
 		LIMIT 1
 		FOR NO KEY UPDATE SKIP LOCKED
