@@ -150,6 +150,7 @@ func testQueues(t *testing.T, s suite) {
 		for _, n := range []string{"a-1", "a-2", "b-1", "ab"} {
 			e.create(n, nil)
 		}
+		e.createFIFO("a.fifo", nil)
 		list := func(prefix string) []string {
 			out, err := e.svc.ListQueues(e.op(), &contract.ListQueuesInput{QueueNamePrefix: prefix})
 			wantOK(e.t, err, "ListQueues")
@@ -179,11 +180,19 @@ func testQueues(t *testing.T, s suite) {
 			}
 		}
 		check("a-", "a-1", "a-2")
-		check("a", "a-1", "a-2", "ab")
+		check("a", "a-1", "a-2", "a.fifo", "ab")
 		check("b-", "b-1")
-		check("", "a-1", "a-2", "ab", "b-1")
+		check("", "a-1", "a-2", "a.fifo", "ab", "b-1")
 		check("A") // case-sensitive
 		check("zzz")
+		// docs: the queues whose names begin with the string; a prefix that
+		// is no queue's name itself still selects ("a." begins a.fifo), and
+		// one no name can begin with selects none, not all.
+		check("a.", "a.fifo")
+		check("a.f", "a.fifo")
+		check("nomatch!")
+		check("a b")
+		check("000000000000:us-east-1:")
 	})
 
 	s.test(t, "ListQueuesPaging", func(e *env) {

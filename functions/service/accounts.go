@@ -87,7 +87,14 @@ func (s *Service) owns(c Caller, storeName string) bool {
 // their range with the others' qualified ones, so those are skipped.
 func (s *Service) listOwn(ctx context.Context, prefix, after string, limit int) ([]*stores.Queue, error) {
 	c := s.caller(ctx)
-	storePrefix := s.storeName(c, prefix)
+	// A prefix is any string, not a queue's name ("orders." is the start
+	// of "orders.fifo"; one no name can start with matches nothing), so it
+	// is not checked as storeName checks names: a colon in it that spells
+	// another account's key lists nothing of the caller's (owns skips it).
+	storePrefix := prefix
+	if c != s.home() {
+		storePrefix = c.AccountID + keySep + c.Region + keySep + prefix
+	}
 	var out []*stores.Queue
 	for len(out) < limit {
 		want := limit - len(out)
