@@ -35,6 +35,7 @@ import (
 	instance "cloud.google.com/go/spanner/admin/instance/apiv1"
 	"cloud.google.com/go/spanner/admin/instance/apiv1/instancepb"
 	"google.golang.org/api/option"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
 	"github.com/sluicehq/sluice/stores"
@@ -122,8 +123,10 @@ func OpenDocs(ctx context.Context, cfg Config) (*Docs, error) {
 			return nil, unavailable(ctx, err)
 		}
 	}
+	// The commit watch first: the outermost interceptor (see commitwatch.go).
+	dataOpts := append([]option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(commitWatcher))}, cfg.ClientOptions...)
 	open := func(ctx context.Context) (*sp.Client, error) {
-		c, err := sp.NewClientWithConfig(ctx, d.name, sp.ClientConfig{DisableNativeMetrics: true}, cfg.ClientOptions...)
+		c, err := sp.NewClientWithConfig(ctx, d.name, sp.ClientConfig{DisableNativeMetrics: true}, dataOpts...)
 		if err != nil {
 			return nil, fmt.Errorf("spanner: %w", err)
 		}

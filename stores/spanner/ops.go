@@ -420,7 +420,12 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 	defer d.clients.put(client)
 	callCtx, cancel := context.WithTimeout(ctx, d.callTimeout)
 	defer cancel()
+	watch := &commitWatch{}
+	callCtx = context.WithValue(callCtx, commitWatchKey{}, watch)
 	resp, err := client.ReadWriteTransactionWithOptions(callCtx, func(ctx context.Context, t *sp.ReadWriteTransaction) error {
+		if watch.ambiguous.Load() {
+			return errCommitAmbiguous // the client would run it again after a commit that may have applied
+		}
 		if ran >= int64(d.maxAttempts) {
 			return errAttempts
 		}
@@ -455,6 +460,8 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 		return nil
 	}
 	switch {
+	case errors.Is(err, errCommitAmbiguous):
+		return fmt.Errorf("%w: %w", docstore.ErrOutcomeUnknown, err)
 	case errors.Is(err, errAttempts):
 		return fmt.Errorf("%w: %d attempts aborted", docstore.ErrContention, ran)
 	case !reachedCommit && ctx.Err() == nil && callCtx.Err() != nil:
@@ -471,8 +478,9 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 	case reachedCommit && (transient(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)):
 		// The commit was sent and its answer lost: it may have committed.
 		// Neither the client (it resends a Commit only on Unavailable, with
-		// the same transaction id, which Spanner commits at most once) nor
-		// this runs it again.
+		// the same transaction id, which Spanner commits at most once; it
+		// runs the function again after an Internal stream reset, which the
+		// commit watch stops: commitwatch.go) nor this runs it again.
 		return fmt.Errorf("%w: %w", docstore.ErrOutcomeUnknown, err)
 	default:
 		return fmt.Errorf("spanner: transaction: %w", err)

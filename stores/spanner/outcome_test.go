@@ -35,7 +35,6 @@ import (
 	"github.com/sluicehq/sluice/stores/docstore"
 )
 
-const commitMethod = "/google.spanner.v1.Spanner/Commit"
 
 // loseCommit lets Commit RPCs through to the emulator and, when armed,
 // drops the answer of the first one whose mutations match: the commit is
@@ -74,7 +73,7 @@ func (l *loseCommit) want(t *testing.T, what string, sent, committed int) {
 }
 
 func (l *loseCommit) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	if method != commitMethod {
+	if method != commitRPC {
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}
 	l.mu.Lock()
@@ -346,4 +345,59 @@ func approx(t *testing.T, c *sqs.Client, url *string) string {
 		n += v
 	}
 	return strconv.Itoa(n)
+}
+
+// A Commit that reaches Spanner and commits, whose answer comes back as an
+// Internal stream reset: the client would run the transaction's function
+// again on the state its first run committed. The commit watch stops it
+// there: the function runs once, its write is applied once, and RunTx
+// reports the outcome unknown.
+func TestCommitLostAsStreamResetIsNotRunAgain(t *testing.T) {
+	var mu sync.Mutex
+	armed := false
+	reset := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		err := invoker(ctx, method, req, reply, cc, opts...)
+		if method != commitRPC || err != nil {
+			return err
+		}
+		mu.Lock()
+		drop := armed
+		armed = false
+		mu.Unlock()
+		if drop {
+			return status.Error(codes.Internal, "stream terminated by RST_STREAM with error code: INTERNAL_ERROR")
+		}
+		return nil
+	}
+	cfg := newConfig(t)
+	cfg.ClientOptions = []option.ClientOption{option.WithGRPCDialOption(grpc.WithChainUnaryInterceptor(reset))}
+	d := openTest(t, cfg)
+	k := docstore.Key{Collection: "resets", ID: "counter"}
+	if err := d.RunTx(t.Context(), func(ctx context.Context, tx docstore.Tx) error {
+		return tx.Set(k, docstore.Fields{"n": int64(0)})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	runs := 0
+	err := d.RunTx(t.Context(), func(ctx context.Context, tx docstore.Tx) error {
+		runs++
+		docs, err := tx.Get(ctx, k)
+		if err != nil {
+			return err
+		}
+		return tx.Set(k, docstore.Fields{"n": docs[0].Fields["n"].(int64) + 1})
+	})
+	if runs != 1 || !errors.Is(err, docstore.ErrOutcomeUnknown) {
+		t.Errorf("after a commit whose answer was a stream reset: the function ran %d times and RunTx returned %v; want 1 run and ErrOutcomeUnknown", runs, err)
+	}
+	docs, err := d.Get(t.Context(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := docs[0].Fields["n"]; n != int64(1) {
+		t.Errorf("n = %v after one RunTx that added 1, want 1", n)
+	}
 }
