@@ -35,7 +35,6 @@ import (
 	"github.com/sluicehq/sluice/stores/docstore"
 )
 
-
 // loseCommit lets Commit RPCs through to the emulator and, when armed,
 // drops the answer of the first one whose mutations match: the commit is
 // durable, the caller gets DeadlineExceeded, as when its deadline passes
