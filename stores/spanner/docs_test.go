@@ -250,3 +250,28 @@ func TestUnreachableAfterOpen(t *testing.T) {
 		t.Errorf("Get with the emulator stopped: %v (context: %v), want docstore.ErrUnavailable", err, ctx.Err())
 	}
 }
+
+// A field written as a nil byte slice reads back as empty bytes, as on the
+// other backends, not as absent (the client writes a nil slice as NULL).
+func TestNilBytesReadBackEmpty(t *testing.T) {
+	d := openTest(t, protocolConfig(t))
+	ctx := context.Background()
+	for _, c := range []struct {
+		id string
+		v  []byte
+	}{{"nil", nil}, {"empty", []byte{}}} {
+		k := docstore.Key{Collection: "chunks", ID: c.id}
+		if err := d.RunTx(ctx, func(ctx context.Context, tx docstore.Tx) error {
+			return tx.Set(k, docstore.Fields{"inc": "i", "gen": int64(1), "data": c.v})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.Get(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := got[0].Fields["data"].([]byte); !ok || len(v) != 0 {
+			t.Errorf("%s: the field written as %#v reads back as %#v, want empty bytes", c.id, c.v, got[0].Fields["data"])
+		}
+	}
+}

@@ -193,8 +193,13 @@ func (t *table) mutation(id string, f docstore.Fields, create bool) (*sp.Mutatio
 		if got := typeOf(v); got != want {
 			return nil, fmt.Errorf("spanner: %s.%s is %v, got %T", t.name, name, want, v)
 		}
-		if tm, ok := v.(time.Time); ok {
-			v = docstore.Micro(tm)
+		switch x := v.(type) {
+		case time.Time:
+			v = docstore.Micro(x)
+		case []byte:
+			if x == nil {
+				v = []byte{} // the client writes a nil slice as NULL: the field would read back absent
+			}
 		}
 		cols = append(cols, name)
 		vals = append(vals, v)
