@@ -17,11 +17,12 @@ import (
 	"github.com/sluicehq/sluice/functions/app"
 )
 
-// maintainCall posts to the maintenance path, signed with key (when its
-// id is set) and with the bearer token (when set).
-func maintainCall(t *testing.T, a *app.App, method, akid, secret, token string) (int, map[string]any) {
+// operatorRequest is a body-less request to one of the operator's paths,
+// signed with a key (when akid is set) and carrying a bearer token (when
+// set), as the app's handler answers it.
+func operatorRequest(t *testing.T, a *app.App, method, path, akid, secret, token string) *httptest.ResponseRecorder {
 	t.Helper()
-	r := httptest.NewRequest(method, "http://127.0.0.1:9324"+app.PathMaintain, strings.NewReader(""))
+	r := httptest.NewRequest(method, "http://127.0.0.1:9324"+path, strings.NewReader(""))
 	if token != "" {
 		r.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -34,7 +35,13 @@ func maintainCall(t *testing.T, a *app.App, method, akid, secret, token string) 
 	}
 	w := httptest.NewRecorder()
 	a.Handler().ServeHTTP(w, r)
-	return decode(t, w)
+	return w
+}
+
+// maintainCall posts to the maintenance path (see operatorRequest).
+func maintainCall(t *testing.T, a *app.App, method, akid, secret, token string) (int, map[string]any) {
+	t.Helper()
+	return decode(t, operatorRequest(t, a, method, app.PathMaintain, akid, secret, token))
 }
 
 // The maintenance path runs a pass that steps move tasks: a message in a

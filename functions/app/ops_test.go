@@ -3,8 +3,6 @@ package app_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -20,7 +18,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -565,19 +562,7 @@ func TestMetricsAreAuthenticatedWhereSignaturesAre(t *testing.T) {
 	}
 	scrapeAs := func(a *app.App, akid, secret, token string) (int, string) {
 		t.Helper()
-		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:9324"+app.PathMetrics, nil)
-		if token != "" {
-			r.Header.Set("Authorization", "Bearer "+token)
-		}
-		if akid != "" {
-			sum := sha256.Sum256(nil)
-			if err := v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: akid, SecretAccessKey: secret},
-				r, hex.EncodeToString(sum[:]), "sqs", "us-east-1", time.Now()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		w := httptest.NewRecorder()
-		a.Handler().ServeHTTP(w, r)
+		w := operatorRequest(t, a, http.MethodGet, app.PathMetrics, akid, secret, token)
 		return w.Code, w.Body.String()
 	}
 	signed := newApp(t, app.Config{Store: "mem://", Auth: app.AuthSigV4, AuthKeys: keys, MetricsToken: "mtok",

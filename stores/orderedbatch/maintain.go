@@ -73,21 +73,8 @@ func (s *Store) emptyTrash(ctx context.Context, now time.Time) error {
 			// anew since the query (a dedup marker, a receive attempt, a
 			// group's manifest of the generation after a purge), and that
 			// is not trash.
-			err = s.run(ctx, now, func(t *txn) error {
-				keys := make([]docstore.Key, len(found))
-				for i, f := range found {
-					keys[i] = f.Key
-				}
-				cur, err := t.get(keys...)
-				if err != nil {
-					return err
-				}
-				for _, d := range cur {
-					if d != nil && fieldString(d, fInc) == tr.Inc && (tr.Below == maxGen || fieldInt(d, fGen) < tr.Below) {
-						t.del(d.Key)
-					}
-				}
-				return nil
+			err = s.removeStill(ctx, now, found, func(d *docstore.Doc) bool {
+				return fieldString(d, fInc) == tr.Inc && (tr.Below == maxGen || fieldInt(d, fGen) < tr.Below)
 			})
 			if err != nil {
 				return err
@@ -151,6 +138,16 @@ func (s *Store) removeLapsed(ctx context.Context, now time.Time, col, field stri
 	if err != nil || len(found) == 0 {
 		return s.mapErr(err)
 	}
+	return s.removeStill(ctx, now, found, func(d *docstore.Doc) bool {
+		at, ok := fieldTime(d, field)
+		return ok && !at.After(cutoff)
+	})
+}
+
+// removeStill removes, in one transaction, the documents a query found
+// that still answer to gone when read again there: a document can be
+// written anew between the query and the transaction.
+func (s *Store) removeStill(ctx context.Context, now time.Time, found []*docstore.Doc, gone func(*docstore.Doc) bool) error {
 	return s.run(ctx, now, func(t *txn) error {
 		keys := make([]docstore.Key, len(found))
 		for i, f := range found {
@@ -161,7 +158,7 @@ func (s *Store) removeLapsed(ctx context.Context, now time.Time, col, field stri
 			return err
 		}
 		for _, d := range cur {
-			if at, ok := fieldTime(d, field); ok && !at.After(cutoff) {
+			if d != nil && gone(d) {
 				t.del(d.Key)
 			}
 		}
