@@ -453,12 +453,12 @@ func (s *Service) claim(ctx context.Context, p *stores.MessageClaimParams, look 
 	return res, nil
 }
 
-// handOnNextChange is what a long poll leaving does with the NextChange
+// handOnNextChange is what a receive that leaves does with the NextChange
 // its last empty claim learned (a delayed message's delay ending, say):
-// when it is still to come and sooner than the other waiting polls' own
+// when it is still to come and sooner than the waiting long polls' own
 // checks of the store, the hub wakes one of them then (wake.Hub.WakeAfter).
 // They may not know it: the wake-up of the send that made it went to this
-// poll, and they claimed before.
+// receive, and they claimed before. A short poll hands it on too.
 func (s *Service) handOnNextChange(queue string, next time.Time) {
 	if next.IsZero() {
 		return
