@@ -255,7 +255,9 @@ type MessageClaimParams struct {
 	AttemptID     string
 	AttemptWindow time.Duration
 	// Redrive, when set, moves over-received messages to the dead-letter
-	// queue in the claim's transaction; they are not returned.
+	// queue in the claim's transaction; they are not returned. A moved
+	// message keeps its MessageId and receive history; its deduplication ID
+	// and SentAt are rules.DeadLettered's.
 	Redrive *Redrive
 	Now     time.Time
 }
@@ -379,8 +381,10 @@ type MessageChangeVisibilityResult struct {
 type MessageMoveParams struct {
 	FromName string
 	FromID   string
-	// Moved messages keep their MessageId and SentAt (retention counts from
-	// the first send) and start over: ReceiveCount 0, no DeadLetterSource.
+	// Moved messages arrive as new messages, as SQS redrives them: each
+	// gets a new MessageId from NewID and is sent at Now, so retention
+	// counts from the move, with ReceiveCount 0 and no DeadLetterSource.
+	NewID func() string
 	// ToName: the destination queue; empty sends each message back to its
 	// DeadLetterSource (a message whose source no longer exists stays put and
 	// counts in Failed).

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/functions/service"
 	"github.com/sluicehq/sluice/stores"
@@ -135,6 +137,34 @@ func testDeadLetter(t *testing.T, s suite) {
 		}
 	})
 
+	s.test(t, "FIFOEnqueuedAnew", func(e *env) {
+		// docs (dead-letter queue retention; redrive): a FIFO message moved
+		// to its dead-letter queue is enqueued there anew, so the DLQ's
+		// retention counts from the move, and its deduplication ID becomes
+		// its MessageId. Both queues keep messages 60 s.
+		dlq := e.createFIFO("dlq.fifo", map[string]string{"MessageRetentionPeriod": "60"})
+		src := e.createFIFO("src.fifo", map[string]string{"MessageRetentionPeriod": "60",
+			"RedrivePolicy": redrive("dlq.fifo", 1)["RedrivePolicy"]})
+		out := e.sendFIFO(src, "m", "g", "d")
+		wantBodies(e.t, e.recvVT(src, 1, 0), "m")
+		e.clock.Advance(secs(50))
+		moved := e.clock.Now()
+		wantBodies(e.t, e.recvVT(src, 1, 0)) // the receive moves it
+		e.wantCounts(dlq, 1, 0, 0)
+		e.clock.Advance(secs(20)) // 70 s after the send, 20 s after the move
+		got := e.recvAll(dlq, 1)
+		if len(got) != 1 {
+			e.t.Fatalf("DLQ returned %d messages 20 s after the move, want 1 (retention counts from the move)", len(got))
+		}
+		m := got[0]
+		if m.MessageId != out.MessageId {
+			e.t.Errorf("DLQ MessageId %s, want %s", m.MessageId, out.MessageId)
+		}
+		wantAttrs(e.t, m.Attributes, map[string]string{"SentTimestamp": millis(moved), "MessageDeduplicationId": out.MessageId,
+			"MessageGroupId": "g", "ApproximateReceiveCount": "2", "ApproximateFirstReceiveTimestamp": m.Attributes["ApproximateFirstReceiveTimestamp"],
+			"SequenceNumber": m.Attributes["SequenceNumber"], "SenderId": m.Attributes["SenderId"], "DeadLetterQueueSourceArn": queueARN("src.fifo")})
+	})
+
 	s.test(t, "ListSources", func(e *env) {
 		// validated test_dead_letter_queue_list_sources.
 		dlq := e.create("dlq", nil)
@@ -224,6 +254,44 @@ func testMoveTasks(t *testing.T, s suite) {
 		// maxReceiveCount is 1: a redrive starts the receive count afresh.
 		wantBodySet(e.t, e.recv(queueURL("src"), 10), "src-0", "src-1")
 		e.wantCounts(queueURL("dlq"), 0, 0, 0)
+	})
+
+	s.test(t, "MovedAsNewMessages", func(e *env) {
+		// docs (dead-letter queue redrive): a move task resets the retention
+		// period; the moved messages are new messages, with a new MessageId
+		// and enqueue time. The source keeps messages 60 s, its DLQ an hour.
+		e.create("dlq", map[string]string{"MessageRetentionPeriod": "3600"})
+		src := e.create("src", map[string]string{"MessageRetentionPeriod": "60", "RedrivePolicy": redrive("dlq", 1)["RedrivePolicy"]})
+		out := e.send(src, "m")
+		e.recvVT(src, 1, 0)
+		e.recvVT(src, 1, 0) // moves it
+		e.wantCounts(queueURL("dlq"), 1, 0, 0)
+		e.clock.Advance(secs(100)) // past the source's retention, counted from the send
+		from := e.clock.Now()
+		start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq")})
+		e.finishMoveTask(queueARN("dlq"))
+		to := e.clock.Now()
+		got := e.recvAll(src, 10)
+		if len(got) != 1 || got[0].Body != "m" {
+			e.t.Fatalf("source after the move returned %d messages, want m (retention counts from the move)", len(got))
+		}
+		m := got[0]
+		if m.MessageId == out.MessageId || !uuidRE.MatchString(m.MessageId) {
+			e.t.Errorf("moved MessageId %s, want a new one (sent as %s)", m.MessageId, out.MessageId)
+		}
+		if sent, _ := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); sent < from.UnixMilli() || sent > to.UnixMilli() {
+			e.t.Errorf("moved SentTimestamp %d, want the move's time, between %d and %d", sent, from.UnixMilli(), to.UnixMilli())
+		}
+		if m.Attributes["ApproximateReceiveCount"] != "1" {
+			e.t.Errorf("moved ApproximateReceiveCount %s, want 1", m.Attributes["ApproximateReceiveCount"])
+		}
+		if _, ok := m.Attributes["DeadLetterQueueSourceArn"]; ok {
+			e.t.Error("moved message still names a dead-letter source")
+		}
+		// Its receipt works like any other.
+		_, err := e.svc.DeleteMessage(e.op(), &contract.DeleteMessageInput{QueueUrl: src, ReceiptHandle: m.ReceiptHandle})
+		wantOK(e.t, err, "DeleteMessage")
+		e.wantCounts(src, 0, 0, 0)
 	})
 
 	s.test(t, "BackToSeveralSources", func(e *env) {
@@ -415,7 +483,7 @@ func testMoveTasks(t *testing.T, s suite) {
 		stale, err := e.store.MoveTaskGet(e.op(), &stores.MoveTaskGetParams{Handle: h})
 		wantOK(e.t, err, "MoveTaskGet")
 		e.clock.Advance(secs(1))
-		_, err = e.store.MessageMove(e.op(), &stores.MessageMoveParams{FromName: "dlq", ToName: "gone", Max: 5, Now: e.clock.Now(),
+		_, err = e.store.MessageMove(e.op(), &stores.MessageMoveParams{NewID: uuid.NewString, FromName: "dlq", ToName: "gone", Max: 5, Now: e.clock.Now(),
 			Step: &stores.MoveTaskStep{Handle: h, IfVersion: stale.Version, PacedTo: e.clock.Now()}})
 		if !errors.Is(err, stores.ErrQueueNotFound) {
 			e.t.Fatalf("step to a missing queue: %v, want ErrQueueNotFound", err)
@@ -425,7 +493,7 @@ func testMoveTasks(t *testing.T, s suite) {
 		}
 		e.runMoveTasks() // another instance's step
 		e.wantCounts(dst, 5, 0, 0)
-		_, err = e.store.MessageMove(e.op(), &stores.MessageMoveParams{FromName: "dlq", ToName: "dst", Max: 5, Now: e.clock.Now(),
+		_, err = e.store.MessageMove(e.op(), &stores.MessageMoveParams{NewID: uuid.NewString, FromName: "dlq", ToName: "dst", Max: 5, Now: e.clock.Now(),
 			Step: &stores.MoveTaskStep{Handle: h, IfVersion: stale.Version, PacedTo: e.clock.Now()}})
 		if !errors.Is(err, stores.ErrVersionConflict) {
 			e.t.Fatalf("stale step: %v, want ErrVersionConflict", err)
@@ -450,7 +518,7 @@ func testMoveTasks(t *testing.T, s suite) {
 		tk, err := e.store.MoveTaskGet(e.op(), &stores.MoveTaskGetParams{Handle: h})
 		wantOK(e.t, err, "MoveTaskGet")
 		e.clock.Advance(secs(1))
-		res, err := e.store.MessageMove(e.op(), &stores.MessageMoveParams{FromName: "dlq", ToName: "dst", Max: 10, Now: e.clock.Now(),
+		res, err := e.store.MessageMove(e.op(), &stores.MessageMoveParams{NewID: uuid.NewString, FromName: "dlq", ToName: "dst", Max: 10, Now: e.clock.Now(),
 			Step: &stores.MoveTaskStep{Handle: h, IfVersion: tk.Version, PacedTo: e.clock.Now()}})
 		wantOK(e.t, err, "MessageMove with Step")
 		if res.Moved != 3 || !res.Exhausted || res.Task == nil || res.Task.Moved != 3 || res.Task.Version <= tk.Version ||

@@ -197,10 +197,19 @@ func testMoveTaskOfThousands(e *env) {
 	}
 	e.wantCounts(dlq, 0, 0, 0)
 	e.wantCounts(dst, scaleN, 0, 0)
+	// Moved messages are new ones, with new MessageIds: each body comes
+	// back once, under an id that is none of the sent ones.
 	got := e.drainAll(dst, scaleN)
+	arrived := map[string]bool{}
+	for id, body := range got {
+		if _, old := sent[id]; old {
+			e.t.Errorf("moved message %s kept its MessageId", id)
+		}
+		arrived[body] = true
+	}
 	missing := 0
-	for id, body := range sent {
-		if got[id] != body {
+	for _, body := range sent {
+		if !arrived[body] {
 			missing++
 		}
 	}
@@ -229,19 +238,20 @@ func testMaxSizeBodies(e *env) {
 	src := e.create("src", map[string]string{"RedrivePolicy": redrive("dlq", 1)["RedrivePolicy"], "MaximumMessageSize": "1048576"})
 	attrs := map[string]contract.MessageAttributeValue{"k": strAttr("x")} // 1+6+1 = 8 bytes
 	const n = 3
-	want := map[string]string{} // MessageId -> body
+	want := map[string]string{} // tag -> body (a move gives a message a new MessageId)
 	for i := range n {
-		body := maxBody(1048576-8, fmt.Sprintf("big-%d:", i))
+		body := maxBody(1048576-8, bigTag(i))
 		out := e.sendIn(&contract.SendMessageInput{QueueUrl: src, MessageBody: &body, MessageAttributes: attrs})
 		if out.MD5OfMessageBody != md5OfBody(body) {
 			e.t.Errorf("send MD5OfMessageBody %s, want %s", out.MD5OfMessageBody, md5OfBody(body))
 		}
-		want[out.MessageId] = body
+		want[bigTag(i)] = body
 	}
 	check := func(where string, ms []contract.Message) {
 		e.t.Helper()
 		for _, m := range ms {
-			body, ok := want[m.MessageId]
+			tag, _, _ := strings.Cut(m.Body, ":")
+			body, ok := want[tag+":"]
 			switch {
 			case !ok:
 				e.t.Errorf("%s: unknown message %s", where, m.MessageId)
@@ -279,6 +289,8 @@ func testMaxSizeBodies(e *env) {
 	e.wantCounts(src, n, 0, 0)
 	check("back in the source", all(src, 30))
 }
+
+func bigTag(i int) string { return fmt.Sprintf("big-%d:", i) }
 
 func firstDiff(a, b string) int {
 	for i := range min(len(a), len(b)) {

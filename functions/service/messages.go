@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/rules"
@@ -69,7 +67,7 @@ func (s *Service) prepareMessage(ctx context.Context, cfg contract.QueueConfig, 
 		return msg, size, contract.ErrInvalidDedupID(*r.DedupID)
 	}
 	msg = stores.NewMessage{
-		ID:                     uuid.NewString(),
+		ID:                     newMessageID(),
 		Body:                   body,
 		Attributes:             toStored(r.Attributes),
 		SystemAttributes:       toStored(r.SystemAttributes),

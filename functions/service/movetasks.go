@@ -25,6 +25,10 @@ type taskHandle struct {
 	SourceArn string `json:"sourceArn"`
 }
 
+// newMessageID is a new MessageId, for a sent message or a moved one: SQS's
+// are random UUIDs.
+func newMessageID() string { return uuid.NewString() }
+
 func encodeTaskHandle(h taskHandle) string {
 	raw, _ := json.Marshal(h)
 	return base64.StdEncoding.EncodeToString(raw)
@@ -278,7 +282,7 @@ func (s *Service) stepMoveTask(ctx context.Context, t *stores.MoveTask) error {
 		dest, _, _ = s.arnOwner(t.DestinationArn) // the task's own account's, checked at its start
 	}
 	res, err := s.store.MessageMove(ctx, &stores.MessageMoveParams{FromName: src.Name, FromID: src.ID, ToName: dest, Max: budget,
-		Step: &stores.MoveTaskStep{Handle: t.Handle, IfVersion: t.Version, PacedTo: pacedTo}, Now: s.now()})
+		Step: &stores.MoveTaskStep{Handle: t.Handle, IfVersion: t.Version, PacedTo: pacedTo}, NewID: newMessageID, Now: s.now()})
 	switch {
 	case errors.Is(err, stores.ErrQueueNotFound):
 		return s.endMoveTask(ctx, t, stores.MoveTaskFailed, now)

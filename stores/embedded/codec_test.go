@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/memstore/engine"
 	"github.com/sluicehq/sluice/stores/rules"
@@ -126,7 +128,7 @@ func TestCodecTaskFromBeforeVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	step := func(v int64) (*stores.MessageMoveResult, error) {
-		return e.MessageMove(ctx, &stores.MessageMoveParams{FromName: "dlq", Max: 1, Now: t0,
+		return e.MessageMove(ctx, &stores.MessageMoveParams{NewID: uuid.NewString, FromName: "dlq", Max: 1, Now: t0,
 			Step: &stores.MoveTaskStep{Handle: "h", IfVersion: v, PacedTo: t0}})
 	}
 	if _, err := step(1); !errors.Is(err, stores.ErrVersionConflict) {

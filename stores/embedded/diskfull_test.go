@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/sluicehq/sluice/stores"
 )
 
@@ -200,7 +202,7 @@ func diskFull(t *testing.T, watch bool) {
 	wantUnavailable(t, "another send", sendBody(s, "f.fifo", "refused", t0))
 	_, err := s.QueueCreate(ctx, &stores.QueueCreateParams{Queue: &stores.Queue{Name: "new", ID: "new"}, Now: t0})
 	wantUnavailable(t, "queue creation", err)
-	_, err = s.MessageMove(ctx, &stores.MessageMoveParams{FromName: "q", FromID: "q-id", ToName: "dst", Max: 10, Now: t0})
+	_, err = s.MessageMove(ctx, &stores.MessageMoveParams{NewID: uuid.NewString, FromName: "q", FromID: "q-id", ToName: "dst", Max: 10, Now: t0})
 	wantUnavailable(t, "message move", err)
 	wantUnavailable(t, "move task creation", s.MoveTaskCreate(ctx, &stores.MoveTaskCreateParams{Task: &stores.MoveTask{
 		Handle: "h", SourceName: "q", Status: "RUNNING", StartedAt: t0, UpdatedAt: t0}}))

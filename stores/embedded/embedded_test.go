@@ -338,7 +338,9 @@ func differential(t *testing.T, seed uint64, steps int) {
 			from := queues[2+rnd.intn(2)]
 			max := rnd.intn(3) + 1
 			do(step+" move", func(s stores.Store) (any, error) {
-				return s.MessageMove(ctx, &stores.MessageMoveParams{FromName: from, Max: max, Now: now})
+				k := 0 // the same ids, in the same order, for both stores
+				newID := func() string { k++; return fmt.Sprintf("mv%d-%d", i, k) }
+				return s.MessageMove(ctx, &stores.MessageMoveParams{FromName: from, Max: max, NewID: newID, Now: now})
 			})
 		case op < 17:
 			do(step+" purge", func(s stores.Store) (any, error) {

@@ -350,6 +350,10 @@ func (c *claim) finish() error {
 	if len(c.moves) == 0 {
 		return nil
 	}
+	for i := range c.moves {
+		m := &c.moves[i].meta
+		m.DedupID, m.SentAt = rules.DeadLettered(c.dlq.Queue.FIFO, m.ID, m.DedupID, m.SentAt, c.t.now)
+	}
 	if _, err := c.t.add(c.dlq, c.moves, dedup{}); err != nil {
 		return err
 	}

@@ -20,6 +20,9 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 	if err := s.check(); err != nil {
 		return nil, err
 	}
+	if p.NewID == nil {
+		return nil, errors.New("orderedbatch: MessageMove needs NewID")
+	}
 	limit := min(max(p.Max, 0), maxMovePerCall)
 	src, err := s.readQueue(ctx, p.FromName, p.FromID)
 	if err != nil {
@@ -55,7 +58,7 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 			}
 			dests[p.ToName] = dst
 		}
-		mv := &mover{t: t, q: src, payloads: newPayloads(t), to: p.ToName, dests: dests, limit: limit,
+		mv := &mover{t: t, q: src, payloads: newPayloads(t), newID: p.NewID, to: p.ToName, dests: dests, limit: limit,
 			budget: s.txBudget(), writes: s.docs.Limits().MaxTxWrites - moveWriteRoom}
 		if src.Queue.FIFO {
 			err = mv.fifo(cands)
@@ -104,6 +107,7 @@ type mover struct {
 	t        *txn
 	q        *queueRec
 	payloads *payloads
+	newID    func() string
 	to       string
 	dests    map[string]*queueRec
 	limit    int
@@ -168,8 +172,10 @@ func (mv *mover) destination(m meta) (string, error) {
 	return name, nil
 }
 
-// restart is a moved message as it starts over in its destination.
-func restart(m meta) meta {
+// restart is a moved message as it starts over in its destination: a new
+// message (see stores.MessageMoveParams).
+func (mv *mover) restart(m meta) meta {
+	m.ID, m.SentAt = mv.newID(), mv.t.now
 	m.Seq, m.DLSource, m.RC, m.FirstRecv = "", "", 0, timeZero
 	return m
 }
@@ -211,7 +217,7 @@ func (mv *mover) standard(cands []docstore.Key) error {
 			mv.left = true
 			break
 		}
-		mv.taken = append(mv.taken, taken{in: incoming{meta: restart(rec.Meta), body: bodies[0]}, to: to})
+		mv.taken = append(mv.taken, taken{in: incoming{meta: mv.restart(rec.Meta), body: bodies[0]}, to: to})
 		mv.t.deleteWithChunks(cands[i], rec.Chunks)
 	}
 	return nil
@@ -289,7 +295,7 @@ func (mv *mover) fifo(cands []docstore.Key) error {
 			mem.Del = true
 			changed = true
 			if mv.q.retained(mt.SentAt, now) {
-				mv.taken = append(mv.taken, taken{in: incoming{meta: restart(mt), body: bodies[pos-cur.rec.Start]}, to: to})
+				mv.taken = append(mv.taken, taken{in: incoming{meta: mv.restart(mt), body: bodies[pos-cur.rec.Start]}, to: to})
 			}
 		}
 		if changed {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/docstore/memdocs"
 	"github.com/sluicehq/sluice/stores/orderedbatch"
@@ -51,7 +53,7 @@ func TestMoveStaysWithinTheWriteBound(t *testing.T) {
 			moved, calls := 0, 0
 			for moved < n && calls < n {
 				calls++
-				res, err := st.MessageMove(ctx, &stores.MessageMoveParams{FromName: src.Name, FromID: src.ID, ToName: dst.Name, Max: n})
+				res, err := st.MessageMove(ctx, &stores.MessageMoveParams{NewID: uuid.NewString, FromName: src.Name, FromID: src.ID, ToName: dst.Name, Max: n})
 				if err != nil {
 					t.Fatalf("move %d (after %d moved): %v", calls, moved, err)
 				}

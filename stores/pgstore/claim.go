@@ -542,7 +542,7 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 			if redrive, err = t.stillOverReceived(ctx, q, redrive, maxRC); err != nil {
 				return nil, 0, err
 			}
-			if err := t.moveInto(ctx, q, redrive, dlq, q.name); err != nil {
+			if err := t.moveInto(ctx, q, redrive, dlq, q.name, nil); err != nil {
 				return nil, 0, err
 			}
 			redriven += len(redrive)
@@ -564,7 +564,7 @@ func (t *txn) claim(ctx context.Context, q *queueRow, p *stores.MessageClaimPara
 			}
 		}
 		if len(redrive) > 0 {
-			if err := t.moveInto(ctx, q, redrive, dlq, q.name); err != nil {
+			if err := t.moveInto(ctx, q, redrive, dlq, q.name, nil); err != nil {
 				return nil, 0, err
 			}
 			// What stood behind the moved messages may be receivable now:

@@ -771,9 +771,12 @@ func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageCh
 
 // moveSQL moves locked messages of one queue into another with new
 // sequence numbers, visible now. $6 (keep) keeps the receive history and
-// sets DeadLetterSource to $7 (a redrive); otherwise the history is reset (a
-// move back). Moved rows keep their SentAt and are marked moved, for the
-// retention sweeps (see migration 20).
+// the MessageId and sets DeadLetterSource to $7 (a redrive); a redrive into
+// a FIFO queue ($9) enqueues them anew with their MessageId as
+// deduplication ID (rules.DeadLettered). Otherwise (a move back) they are
+// new messages: the MessageIds $8, in the order of $2, sent now, with no
+// history. Moved rows are marked moved, for the retention sweeps (see
+// migration 20): a Standard dead letter keeps its SentAt.
 const moveSQL = `WITH moved AS (
 		DELETE FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[])
 		RETURNING *
@@ -783,10 +786,11 @@ const moveSQL = `WITH moved AS (
 	INSERT INTO messages (queue_id, message_id, seq, group_id, dedup_id, body, attributes, system_attributes,
 		md5_body, md5_attributes, md5_system, sender_id, sent_at, visible_at, receive_count,
 		first_received_at, token, dead_letter_source, moved)
-	SELECT $3, message_id,
+	SELECT $3, CASE WHEN $6::boolean THEN message_id ELSE ($8::text[])[pos] END,
 		CASE WHEN $4::bigint IS NULL THEN nextval('message_seq') ELSE $4::bigint + row_number() OVER (ORDER BY pos) - 1 END,
-		group_id, dedup_id, body, attributes, system_attributes, md5_body, md5_attributes, md5_system,
-		sender_id, sent_at, $5,
+		group_id, CASE WHEN $6::boolean AND $9::boolean THEN message_id ELSE dedup_id END,
+		body, attributes, system_attributes, md5_body, md5_attributes, md5_system,
+		sender_id, CASE WHEN $6::boolean AND NOT $9::boolean THEN sent_at ELSE $5 END, $5,
 		CASE WHEN $6::boolean THEN receive_count ELSE 0 END,
 		CASE WHEN $6::boolean THEN first_received_at END,
 		'',
@@ -879,8 +883,10 @@ func (t *txn) stillOverReceived(ctx context.Context, q *queueRow, ids []string, 
 
 // moveInto moves the messages ids (locked by this transaction, in order) of
 // the queue incarnation srcID into dst. redriveFrom, when not empty, keeps
-// their receive history and marks them as dead letters from that queue.
-func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *queueRow, redriveFrom string) error {
+// their MessageIds and receive history and marks them as dead letters from
+// that queue; otherwise they arrive as new messages, with the MessageIds
+// newIDs (one for each of ids).
+func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *queueRow, redriveFrom string, newIDs []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -902,8 +908,11 @@ func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *qu
 			return err
 		}
 	}
-	if _, err := t.Exec(ctx, moveSQL, srcID, ids, dst.id, base, t.now, redriveFrom != "", redriveFrom); err != nil {
+	if _, err := t.Exec(ctx, moveSQL, srcID, ids, dst.id, base, t.now, redriveFrom != "", redriveFrom, newIDs, dst.fifo); err != nil {
 		return err
+	}
+	if redriveFrom == "" {
+		ids = newIDs
 	}
 	if dst.fifo {
 		// Groups new to the destination get their rows (under the send
@@ -924,6 +933,9 @@ func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *qu
 }
 
 func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*stores.MessageMoveResult, error) {
+	if p.NewID == nil {
+		return nil, errors.New("pgstore: MessageMove needs NewID")
+	}
 	var res *stores.MessageMoveResult
 	err := s.run(ctx, func(t *txn) error {
 		res = &stores.MessageMoveResult{MovedTo: map[string]int{}}
@@ -1013,7 +1025,11 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 				if to == nil || to.name != name {
 					to = dests[name]
 				}
-				if err := t.moveInto(ctx, src, byDest[name], to, ""); err != nil {
+				newIDs := make([]string, len(byDest[name]))
+				for i := range newIDs {
+					newIDs[i] = p.NewID()
+				}
+				if err := t.moveInto(ctx, src, byDest[name], to, "", newIDs); err != nil {
 					return err
 				}
 				res.MovedTo[name] += len(byDest[name])

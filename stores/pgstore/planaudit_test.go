@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/sluicehq/sluice/stores"
@@ -248,8 +249,8 @@ func hotOperations(t *testing.T, s *Store, std, fifo *stores.Queue) {
 	for _, q := range []*stores.Queue{std, fifo} {
 		dlq := dlqs[q]
 		for _, mv := range []*stores.MessageMoveParams{
-			{FromName: q.Name, FromID: q.ID, ToName: dlq.Name, Max: 10},
-			{FromName: dlq.Name, FromID: dlq.ID, ToName: q.Name, Max: 10},
+			{FromName: q.Name, FromID: q.ID, ToName: dlq.Name, Max: 10, NewID: uuid.NewString},
+			{FromName: dlq.Name, FromID: dlq.ID, ToName: q.Name, Max: 10, NewID: uuid.NewString},
 		} {
 			res, err := s.MessageMove(ctx, mv)
 			if err != nil || res.Moved != 10 {

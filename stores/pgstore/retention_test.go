@@ -13,10 +13,11 @@ import (
 	"github.com/sluicehq/sluice/stores"
 )
 
-// A moved message keeps its SentAt, so it can expire behind younger
-// messages of its new queue; Maintain deletes it there all the same, and
-// only once it is due.
-func TestMaintainSweepsMovedMessagesBehindYoungerOnes(t *testing.T) {
+// A Standard dead letter keeps its SentAt, so it can expire behind younger
+// messages of its dead-letter queue; Maintain deletes it there all the same,
+// and only once it is due. A FIFO dead letter is enqueued anew
+// (rules.DeadLettered): it is due an hour after the move.
+func TestMaintainSweepsDeadLettersBehindYoungerOnes(t *testing.T) {
 	s := newTestStore(t)
 	ctx := context.Background()
 	t0 := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -34,13 +35,18 @@ func TestMaintainSweepsMovedMessagesBehindYoungerOnes(t *testing.T) {
 			}
 			return res.Queue
 		}
-		src, dst := create("src-", 0), create("dst-", time.Hour)
+		src, dlq := create("src-", 0), create("dlq-", time.Hour)
 		old := pinMessage(t, s, src, t0)
-		young := pinMessage(t, s, dst, t0.Add(50*time.Minute))
-		res, err := s.MessageMove(ctx, &stores.MessageMoveParams{FromName: src.Name, FromID: src.ID, ToName: dst.Name,
-			Max: 10, Now: t0.Add(55 * time.Minute)})
-		if err != nil || res.Moved != 1 {
-			t.Fatalf("fifo %v: move: %+v, %v", fifo, res, err)
+		young := pinMessage(t, s, dlq, t0.Add(50*time.Minute))
+		for i, at := range []time.Duration{54 * time.Minute, 55 * time.Minute} { // received once, then moved
+			res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: src.Name, QueueID: src.ID, Max: 1, Token: "t" + strconv.Itoa(i),
+				Redrive: &stores.Redrive{MaxReceiveCount: 1, QueueName: dlq.Name}, Now: t0.Add(at)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if moved := i == 1; res.Redriven != btoi(moved) {
+				t.Fatalf("fifo %v: claim %d redrove %d", fifo, i, res.Redriven)
+			}
 		}
 		maintain := func(at time.Duration) {
 			if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(at)}); err != nil {
@@ -48,17 +54,24 @@ func TestMaintainSweepsMovedMessagesBehindYoungerOnes(t *testing.T) {
 			}
 		}
 		maintain(59 * time.Minute)
-		if !messageExists(t, s, dst, old) || !messageExists(t, s, dst, young) {
-			t.Errorf("fifo %v: Maintain before the moved message is due deleted a message", fifo)
+		if !messageExists(t, s, dlq, old) || !messageExists(t, s, dlq, young) {
+			t.Errorf("fifo %v: Maintain before the dead letter is due deleted a message", fifo)
 		}
-		maintain(61 * time.Minute) // the moved message is due; the younger one is not
-		if messageExists(t, s, dst, old) {
-			t.Errorf("fifo %v: the moved message, due behind a younger one, is still there", fifo)
+		maintain(61 * time.Minute) // a Standard dead letter is due; the younger message is not
+		if kept := messageExists(t, s, dlq, old); kept != fifo {
+			t.Errorf("fifo %v: at 61 min the dead letter is kept: %v, want %v", fifo, kept, fifo)
 		}
-		if !messageExists(t, s, dst, young) {
+		if !messageExists(t, s, dlq, young) {
 			t.Errorf("fifo %v: Maintain deleted the younger message, which is not due", fifo)
 		}
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Maintain's sweeps read what is due, not the queues: beside a 20,000

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/rules"
 	"github.com/sluicehq/sluice/stores/rules/rulestest"
@@ -347,7 +349,7 @@ func TestSQLPinRetention(t *testing.T) {
 		}},
 		{"MessageMove", false, both, func(t *testing.T, q *stores.Queue, id string, now time.Time) bool {
 			dst := pinQueue(t, s, q.FIFO, 0)
-			res, err := s.MessageMove(ctx, &stores.MessageMoveParams{FromName: q.Name, FromID: q.ID, ToName: dst.Name, Max: 10, Now: now})
+			res, err := s.MessageMove(ctx, &stores.MessageMoveParams{NewID: uuid.NewString, FromName: q.Name, FromID: q.ID, ToName: dst.Name, Max: 10, Now: now})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sluicehq/sluice/stores"
@@ -33,7 +34,7 @@ func TestMoveTaskStepDoesNotWaitForAStalledStep(t *testing.T) {
 	step := func() (*stores.MessageMoveResult, error) {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		return s.MessageMove(ctx, &stores.MessageMoveParams{FromName: "dlq", ToName: "dst", Max: 10,
+		return s.MessageMove(ctx, &stores.MessageMoveParams{NewID: uuid.NewString, FromName: "dlq", ToName: "dst", Max: 10,
 			Step: &stores.MoveTaskStep{Handle: "h", IfVersion: 1, PacedTo: now.Add(time.Second)}})
 	}
 	stats := func(q string) int64 {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/sluicehq/sluice/stores"
 	"github.com/sluicehq/sluice/stores/rules"
 )
@@ -118,6 +120,16 @@ func ids(res *stores.MessageClaimResult) []string {
 	out := []string{}
 	for _, m := range res.Messages {
 		out = append(out, m.ID)
+	}
+	return out
+}
+
+// sentAs names claimed messages by the id they were sent with (their body
+// says it), which a move does not keep.
+func sentAs(res *stores.MessageClaimResult) []string {
+	out := []string{}
+	for _, m := range res.Messages {
+		out = append(out, strings.TrimPrefix(m.Body, "body of "))
 	}
 	return out
 }
@@ -523,7 +535,10 @@ func TestRedriveInClaim(t *testing.T) {
 	m := d.Messages[0]
 	eq(t, "rc kept and incremented", m.ReceiveCount, 3)
 	eq(t, "first received kept", m.FirstReceivedAt, at(sec))
-	eq(t, "sent kept", m.SentAt, t0)
+	// A FIFO dead-letter queue enqueues it anew (a Standard one keeps
+	// both: the conformance case DeadLetter/MessageAttributesKept).
+	eq(t, "sent at the move", m.SentAt, at(80*sec))
+	eq(t, "dedup id is the MessageId", m.DedupID, "m1")
 	eq(t, "source", m.DeadLetterSource, "src")
 	eq(t, "seq in dlq", m.SequenceNumber, "10000000000000000000")
 	eq(t, "body", m.Body, "body of m1")
@@ -701,7 +716,7 @@ func TestMessageMove(t *testing.T) {
 
 	mv := func(to string, max int) stores.MessageMoveResult {
 		t.Helper()
-		r, err := f.e.MessageMove(ctx, &stores.MessageMoveParams{FromName: "dlq", ToName: to, Max: max, Now: at(50 * sec)})
+		r, err := f.e.MessageMove(ctx, &stores.MessageMoveParams{NewID: uuid.NewString, FromName: "dlq", ToName: to, Max: max, Now: at(50 * sec)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -712,18 +727,22 @@ func TestMessageMove(t *testing.T) {
 	eq(t, "rest", mv("", 10), stores.MessageMoveResult{Moved: 1, MovedTo: map[string]int{"b.fifo": 1}, Failed: 2})
 
 	a := f.claim("a", at(50*sec), 10, "X", claimOpt{})
-	eq(t, "back in a", ids(a), []string{"a2"})
+	eq(t, "back in a", sentAs(a), []string{"a2"})
+	if a.Messages[0].ID == "a2" {
+		t.Error("a moved message kept its MessageId")
+	}
+	eq(t, "sent at the move", a.Messages[0].SentAt, at(50*sec))
 	eq(t, "reset rc", a.Messages[0].ReceiveCount, 1)
 	eq(t, "reset first", a.Messages[0].FirstReceivedAt, at(50*sec))
 	eq(t, "no source", a.Messages[0].DeadLetterSource, "")
 	b := f.claim("b.fifo", at(50*sec), 10, "X", claimOpt{})
-	eq(t, "back in b", ids(b), []string{"b.fifo1", "b.fifo2"})
+	eq(t, "back in b", sentAs(b), []string{"b.fifo1", "b.fifo2"})
 	eq(t, "new seq", b.Messages[0].SequenceNumber, "10000000000000000002")
 
 	// Explicit destination.
 	eq(t, "explicit", mv("a", 10), stores.MessageMoveResult{Moved: 2, MovedTo: map[string]int{"a": 2}, Exhausted: true})
-	eq(t, "in a", f.claimIDs("a", at(50*sec), 10, "Y"), []string{"gone1", "gone2"})
-	if _, err := f.e.MessageMove(ctx, &stores.MessageMoveParams{FromName: "dlq", ToName: "nope", Max: 1}); !errors.Is(err, stores.ErrQueueNotFound) {
+	eq(t, "in a", sentAs(f.claim("a", at(50*sec), 10, "Y", claimOpt{})), []string{"gone1", "gone2"})
+	if _, err := f.e.MessageMove(ctx, &stores.MessageMoveParams{NewID: uuid.NewString, FromName: "dlq", ToName: "nope", Max: 1}); !errors.Is(err, stores.ErrQueueNotFound) {
 		t.Fatalf("missing destination: %v", err)
 	}
 }
@@ -1000,7 +1019,7 @@ func randomRun(t *testing.T, seed int64, steps int) {
 			}
 		case op < 9:
 			from := queues[2+rnd.intn(2)]
-			_, err := f.e.MessageMove(ctx, &stores.MessageMoveParams{FromName: from, Max: rnd.intn(3) + 1, Now: now})
+			_, err := f.e.MessageMove(ctx, &stores.MessageMoveParams{NewID: uuid.NewString, FromName: from, Max: rnd.intn(3) + 1, Now: now})
 			if err != nil {
 				t.Fatal(err)
 			}

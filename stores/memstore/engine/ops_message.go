@@ -210,7 +210,10 @@ func (t *tx) redrive(src *queue, m *msg, r *stores.Redrive) bool {
 		return false
 	}
 	t.advance(dlq)
-	t.moveMessage(src, m, dlq, func(rec *MessageRecord) { rec.Message.DeadLetterSource = src.name })
+	t.moveMessage(src, m, dlq, func(rec *MessageRecord) {
+		rec.Message.DeadLetterSource = src.name
+		rec.Message.DedupID, rec.Message.SentAt = rules.DeadLettered(dlq.fifo, rec.Message.ID, rec.Message.DedupID, rec.Message.SentAt, t.now)
+	})
 	return true
 }
 
@@ -304,6 +307,9 @@ func (e *Engine) MessageChangeVisibility(ctx context.Context, p *stores.MessageC
 }
 
 func (e *Engine) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*stores.MessageMoveResult, error) {
+	if p.NewID == nil {
+		return nil, errors.New("engine: MessageMove needs NewID")
+	}
 	var res *stores.MessageMoveResult
 	err := e.run(ctx, p.Now, func(t *tx) error {
 		var task *TaskRecord
@@ -347,6 +353,8 @@ func (e *Engine) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (
 				continue
 			}
 			t.moveMessage(src, m, to, func(r *MessageRecord) {
+				r.Message.ID = p.NewID()
+				r.Message.SentAt = t.now
 				r.Message.ReceiveCount = 0
 				r.Message.FirstReceivedAt = time.Time{}
 				r.Message.DeadLetterSource = ""
