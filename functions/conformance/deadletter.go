@@ -294,6 +294,37 @@ func testMoveTasks(t *testing.T, s suite) {
 		e.wantCounts(src, 0, 0, 0)
 	})
 
+	s.test(t, "FIFOKeepsGroupOrder", func(e *env) {
+		// A FIFO move takes a group's messages from its head, as a receive
+		// would: a group whose head is in flight gives nothing, and the task
+		// ends without it. A later task moves the group in order.
+		e.createFIFO("dlq.fifo", nil)
+		src := e.createFIFO("src.fifo", map[string]string{"RedrivePolicy": redrive("dlq.fifo", 1)["RedrivePolicy"]})
+		dst := e.createFIFO("dst.fifo", nil)
+		e.sendFIFO(src, "a", "g", "a")
+		e.sendFIFO(src, "b", "g", "b")
+		e.sendFIFO(src, "c", "h", "c")
+		for range 6 {
+			e.recvVT(src, 10, 0)
+		}
+		dlq := queueURL("dlq.fifo")
+		e.wantCounts(dlq, 3, 0, 0)
+		wantBodies(e.t, e.recvVT(dlq, 1, 300), "a")
+		move := func(moved int64, bodies ...string) {
+			e.t.Helper()
+			start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq.fifo"), DestinationArn: str(queueARN("dst.fifo"))})
+			if r := e.finishMoveTask(queueARN("dlq.fifo")); r.Status != "COMPLETED" || r.ApproximateNumberOfMessagesMoved != moved {
+				e.t.Errorf("task = %s, want COMPLETED with %d moved", fmtTask(r), moved)
+			}
+			wantBodies(e.t, e.recvVT(dst, 10, 3600), bodies...)
+		}
+		move(1, "c")
+		e.wantCounts(dlq, 1, 1, 0) // b waits behind a
+		e.clock.Advance(secs(300)) // a comes back
+		move(2, "a", "b")
+		e.wantCounts(dlq, 0, 0, 0)
+	})
+
 	s.test(t, "BackToSeveralSources", func(e *env) {
 		// recorded test_move_task_workflow_with_multiple_sources_as_default_destination.
 		pipe(e, "q1", "dlq", 2)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -932,6 +933,64 @@ func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *qu
 	return nil
 }
 
+// heldInGroup returns which of the FIFO messages ids (of the queue
+// incarnation queueID, all about to move) must stay because an earlier
+// message of their group stays: in flight, or unable to move. A move takes
+// a group from its head, as a receive does. One lookup per group, each a
+// walk of messages_fifo_group from the group's front past the moving ones
+// (as one join, the planner walked the whole queue on statistics of an
+// empty table: TestHotStatementsStaySmallOnDrainedStatistics).
+func (t *txn) heldInGroup(ctx context.Context, queueID string, ids []string) (map[string]bool, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	type moving struct {
+		id, group string
+		seq       int64
+	}
+	rows, err := t.Query(ctx, `SELECT message_id, group_id, seq FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[])`, queueID, ids)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (moving, error) {
+		var m moving
+		return m, r.Scan(&m.id, &m.group, &m.seq)
+	})
+	if err != nil {
+		return nil, err
+	}
+	b := &pgx.Batch{}
+	var groups []string
+	for _, m := range ms {
+		if slices.Contains(groups, m.group) {
+			continue
+		}
+		groups = append(groups, m.group)
+		b.Queue(`SELECT coalesce((SELECT seq FROM messages WHERE queue_id = $1 AND group_id = $2 AND group_id > '' AND seq > 0
+			AND NOT message_id = ANY($3::text[]) ORDER BY seq LIMIT 1), 0)`, queueID, m.group, ids)
+	}
+	staying := map[string]int64{} // each group's first message that stays (0: none)
+	res := t.SendBatch(ctx, b)
+	for _, g := range groups {
+		var seq int64
+		if err := res.QueryRow().Scan(&seq); err != nil {
+			res.Close()
+			return nil, err
+		}
+		staying[g] = seq
+	}
+	if err := res.Close(); err != nil {
+		return nil, err
+	}
+	held := map[string]bool{}
+	for _, m := range ms {
+		if first := staying[m.group]; first > 0 && first < m.seq {
+			held[m.id] = true
+		}
+	}
+	return held, nil
+}
+
 func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*stores.MessageMoveResult, error) {
 	if p.NewID == nil {
 		return nil, errors.New("pgstore: MessageMove needs NewID")
@@ -962,6 +1021,7 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 		}
 		after := sentAfter(rules.RetentionCutoff(src.retention, t.now))
 		dests := map[string]*queueRow{} // by name; nil: no such queue
+		heldIDs := []string{}
 		lastSeq := int64(-1 << 63)
 		for res.Moved < p.Max {
 			// In order, on any statistics: see migration 16.
@@ -970,7 +1030,10 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 			if err != nil {
 				return err
 			}
-			type cand struct{ id, source string }
+			type cand struct {
+				id, source string
+				to         *queueRow // its destination; nil: it stays
+			}
 			var cands []cand
 			for rows.Next() {
 				var c cand
@@ -987,9 +1050,8 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 			if len(cands) == 0 {
 				break
 			}
-			var order []string
-			byDest := map[string][]string{}
-			for _, c := range cands {
+			var movable []string // those with a destination
+			for i, c := range cands {
 				to := dst
 				if to == nil {
 					d, ok := dests[c.source]
@@ -1007,8 +1069,27 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 						to = d
 					}
 				}
+				cands[i].to = to
+				if to != nil {
+					movable = append(movable, c.id)
+				}
+			}
+			var held map[string]bool
+			if src.fifo {
+				if held, err = t.heldInGroup(ctx, src.id, movable); err != nil {
+					return err
+				}
+			}
+			var order []string
+			byDest := map[string][]string{}
+			for _, c := range cands {
+				to := c.to
 				if to == nil {
 					res.Failed++ // stays put
+					continue
+				}
+				if held[c.id] {
+					heldIDs = append(heldIDs, c.id) // waits for its group's earlier message
 					continue
 				}
 				if _, ok := byDest[to.name]; !ok {
@@ -1035,8 +1116,11 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 				res.MovedTo[name] += len(byDest[name])
 			}
 		}
-		if err := t.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM messages WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3)`,
-			src.id, t.now, after).Scan(&res.Exhausted); err != nil {
+		// Exhausted when no visible message is left but those that wait for
+		// their group.
+		if err := t.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM messages WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3
+				AND NOT message_id = ANY($4::text[]))`,
+			src.id, t.now, after, heldIDs).Scan(&res.Exhausted); err != nil {
 			return err
 		}
 		if p.Step != nil {

@@ -334,9 +334,17 @@ func (e *Engine) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (
 			t.advance(dst)
 		}
 		res = &stores.MessageMoveResult{MovedTo: map[string]int{}}
-		var failed []*msg
+		var failed, held []*msg
 		for res.Moved < p.Max && src.vSeq.Len() > 0 {
 			m := src.vSeq.Top()
+			if m.prev != nil {
+				// An earlier message of its FIFO group is still here (in
+				// flight, or it could not move): it stays, as a receive would
+				// leave it.
+				src.unplace(m)
+				held = append(held, m)
+				continue
+			}
 			to := dst
 			if to == nil {
 				to = e.queues[m.rec.Message.DeadLetterSource]
@@ -362,11 +370,11 @@ func (e *Engine) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (
 			res.Moved++
 			res.MovedTo[to.name]++
 		}
-		for _, m := range failed {
+		for _, m := range append(failed, held...) {
 			src.place(m)
 		}
 		res.Failed = len(failed)
-		res.Exhausted = src.vSeq.Len() == 0
+		res.Exhausted = src.vSeq.Len() == len(held) // what is left waits for its group
 		if task != nil {
 			res.Task = t.countStep(task, p.Step, res.Moved)
 		}
