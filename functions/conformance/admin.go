@@ -132,6 +132,20 @@ func testTags(t *testing.T, s suite) {
 		}
 	})
 
+	s.test(t, "LengthsInCharacters", func(e *env) {
+		// docs (TagQueue): keys up to 128 Unicode characters, values up to
+		// 256, whatever their bytes.
+		url := e.create("q", nil)
+		key, value := strings.Repeat("é", contract.MaxTagKeyLength), strings.Repeat("€", contract.MaxTagValueLength)
+		tag(e, url, map[string]string{key: value})
+		wantTags(e, list(e, url), map[string]string{key: value})
+		_, err := e.svc.TagQueue(e.op(), &contract.TagQueueInput{QueueUrl: url, Tags: map[string]string{key + "é": ""}})
+		wantErr(e.t, err, contract.ErrInvalidParameterValue("Tag keys must be between 1 and 128 characters in length."))
+		_, err = e.svc.TagQueue(e.op(), &contract.TagQueueInput{QueueUrl: url, Tags: map[string]string{"k": value + "€"}})
+		wantErr(e.t, err, contract.ErrInvalidParameterValue("Tag values may only be up to 256 characters in length."))
+		wantTags(e, list(e, url), map[string]string{key: value})
+	})
+
 	s.test(t, "OnCreate", func(e *env) {
 		// validated test_create_queue_with_tags.
 		out, err := e.svc.CreateQueue(e.op(), &contract.CreateQueueInput{QueueName: "q", Tags: map[string]string{"tag1": "value1", "tag2": "value2"}})

@@ -192,3 +192,28 @@ func TestAnotherAccountsKeyCannotBeSpelled(t *testing.T) {
 		t.Errorf("cancelling one's own task: %v", err)
 	}
 }
+
+// An error that names a queue names it as its caller knows it, whichever
+// account it belongs to.
+func TestErrorsNameTheCallersQueue(t *testing.T) {
+	st := memstore.New()
+	defer st.Close()
+	svc := service.New(service.Config{Store: st, BaseURL: "http://h", AccountID: "000000000000", Region: "us-east-1"})
+	defer svc.Shutdown()
+	for _, ctx := range []context.Context{
+		context.Background(),
+		service.WithCaller(context.Background(), service.Caller{AccountID: "111111111111", Region: "eu-west-1"}),
+	} {
+		out, err := svc.CreateQueue(ctx, &contract.CreateQueueInput{QueueName: "jobs"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.PurgeQueue(ctx, &contract.PurgeQueueInput{QueueUrl: out.QueueUrl}); err != nil {
+			t.Fatal(err)
+		}
+		_, err = svc.PurgeQueue(ctx, &contract.PurgeQueueInput{QueueUrl: out.QueueUrl})
+		if want := contract.ErrPurgeQueueInProgress("jobs"); err == nil || err.Error() != want.Error() {
+			t.Errorf("%s: a second purge: %v, want %v", service.CallerOf(svc, ctx).AccountID, err, want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/stores"
@@ -285,7 +286,8 @@ func (s *Service) PurgeQueue(ctx context.Context, in *contract.PurgeQueueInput) 
 	}
 	err = s.store.QueuePurge(ctx, &stores.QueuePurgeParams{Name: q.Name, ID: q.ID, MinInterval: s.cooldown(contract.PurgeInterval), Now: s.now()})
 	if errors.Is(err, stores.ErrPurgeInProgress) {
-		return nil, contract.ErrPurgeQueueInProgress(q.Name)
+		_, name := s.owner(q.Name)
+		return nil, contract.ErrPurgeQueueInProgress(name)
 	}
 	if err != nil {
 		return nil, s.storeErr(ctx, err)
@@ -500,13 +502,14 @@ func (s *Service) SetQueueAttributes(ctx context.Context, in *contract.SetQueueA
 
 func validateTags(tags map[string]string, existing int) error {
 	for k, v := range tags {
-		if len(k) < 1 || len(k) > contract.MaxTagKeyLength {
+		// Lengths in characters, as SQS counts them.
+		if n := utf8.RuneCountInString(k); n < 1 || n > contract.MaxTagKeyLength {
 			return contract.ErrInvalidParameterValue("Tag keys must be between 1 and 128 characters in length.")
 		}
 		if strings.HasPrefix(strings.ToLower(k), "aws:") {
 			return contract.ErrInvalidParameterValue("Tag keys cannot start with the aws: prefix.")
 		}
-		if len(v) > contract.MaxTagValueLength {
+		if utf8.RuneCountInString(v) > contract.MaxTagValueLength {
 			return contract.ErrInvalidParameterValue("Tag values may only be up to 256 characters in length.")
 		}
 	}
