@@ -34,8 +34,8 @@ const (
 	DefaultKmsReusePeriod  = 300
 	MinKmsReusePeriod      = 60
 	MaxKmsReusePeriod      = 86400
-	MaxMoveRate            = 500 // StartMessageMoveTask MaxNumberOfMessagesPerSecond
-	MaxPolicyLength        = 20480
+	MaxMoveRate            = 500  // StartMessageMoveTask MaxNumberOfMessagesPerSecond
+	MaxPolicyLength        = 8192 // bytes: the SQS policy quota
 )
 
 // Request body caps, per protocol. A request carries at most

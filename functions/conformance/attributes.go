@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sluicehq/sluice/contract"
@@ -362,6 +363,21 @@ func testAttributes(t *testing.T, s suite) {
 		e.setAttrs(url, map[string]string{"Policy": ""})
 		if _, ok := e.attrs(url, "All")["Policy"]; ok {
 			e.t.Error("Policy present after removing it")
+		}
+	})
+
+	s.test(t, "PolicySize", func(e *env) {
+		// docs (Amazon SQS policy quotas): a policy holds at most 8,192 bytes.
+		url := e.create("q", nil)
+		sized := func(n int) string {
+			head := `{"Version":"2012-10-17","Id":"`
+			return head + strings.Repeat("x", n-len(head)-2) + `"}`
+		}
+		e.setAttrs(url, map[string]string{"Policy": sized(8192)})
+		_, err := e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: url, Attributes: map[string]string{"Policy": sized(8193)}})
+		wantErr(e.t, err, contract.ErrInvalidAttributeValue("Invalid value for the parameter Policy."))
+		if got := e.attrs(url, "Policy")["Policy"]; got != sized(8192) {
+			e.t.Errorf("Policy after the refused change has %d bytes, want the 8,192 set before", len(got))
 		}
 	})
 
