@@ -272,9 +272,10 @@ func testAttributes(t *testing.T, s suite) {
 			"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":3}`, queueARN("fdlq.fifo"))}})
 		wantErrCodeIn(e.t, err, "InvalidParameterValue", "InvalidAttributeValue")
 		fsrc := e.createFIFO("fsrc.fifo", nil)
-		_, err = e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: fsrc, Attributes: map[string]string{
-			"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":3}`, dlqArn)}})
-		wantErrCodeIn(e.t, err, "InvalidParameterValue", "InvalidAttributeValue")
+		mixed := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":3}`, dlqArn)
+		_, err = e.svc.SetQueueAttributes(e.op(), &contract.SetQueueAttributesInput{QueueUrl: fsrc, Attributes: map[string]string{"RedrivePolicy": mixed}})
+		// AWS's wording, as its answers to Terraform show it, with two periods.
+		wantErr(e.t, err, contract.ErrInvalidValue(mixed, "RedrivePolicy", "Dead-letter queue must be same type of queue as the source.."))
 		// validated test_dead_letter_queue_config: on CreateQueue too.
 		e.create("src2", map[string]string{"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":50}`, dlqArn)})
 	})

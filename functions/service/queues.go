@@ -239,7 +239,7 @@ func (s *Service) checkRedrive(ctx context.Context, sourceName string, fifo bool
 		return err
 	}
 	if dlq.FIFO != fifo {
-		return contract.ErrInvalidValue(raw, contract.AttrRedrivePolicy, "Dead-letter queue must be same type of queue as the source.")
+		return contract.ErrInvalidValue(raw, contract.AttrRedrivePolicy, "Dead-letter queue must be same type of queue as the source..") // sic: AWS ends it so
 	}
 	if dlq.Name == sourceName {
 		return contract.ErrInvalidValue(raw, contract.AttrRedrivePolicy, "Dead letter target cannot be the queue itself.")
