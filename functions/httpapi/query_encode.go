@@ -104,8 +104,16 @@ func encodeXML(op *operation, out any, requestID string) []byte {
 	b.WriteString("<" + op.name + `Response xmlns="` + contract.XMLNS + `">`)
 	if op.toXML != nil {
 		b.open(op.name + "Result")
+		start := b.Len()
 		op.toXML(&b, out)
-		b.close(op.name + "Result")
+		if b.Len() == start {
+			// An empty result closes itself, as AWS writes it
+			// (<ReceiveMessageResult/> when no message was received).
+			b.Truncate(start - 1)
+			b.WriteString("/>")
+		} else {
+			b.close(op.name + "Result")
+		}
 	}
 	b.open("ResponseMetadata")
 	b.elem("RequestId", requestID)
