@@ -1,7 +1,10 @@
 package contract
 
 import (
+	"errors"
 	"fmt"
+	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -139,7 +142,7 @@ func ValidateMessageAttributes(attrs map[string]MessageAttributeValue, system bo
 				return 0, ErrInvalidParameterValue(fmt.Sprintf("Message (%s) attribute '%s' contains invalid characters.", kind, name))
 			}
 			if base == "Number" {
-				if _, err := strconv.ParseFloat(*v.StringValue, 64); err != nil {
+				if !validNumber(*v.StringValue) {
 					return 0, ErrInvalidParameterValue(fmt.Sprintf("Can't cast the value of message (%s) attribute '%s' to a number.", kind, name))
 				}
 			}
@@ -192,4 +195,30 @@ func attrNameRune(r rune) bool {
 		return isNameChar(byte(r)) || r == '.'
 	}
 	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
+}
+
+// decimalNumber is the syntax SQS reads a Number attribute in: a decimal,
+// optionally signed, with an optional exponent (no NaN, infinities, hex or
+// digit separators, which Go's float parser would take).
+var decimalNumber = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
+// validNumber says whether s is a Number attribute's value SQS accepts: a
+// decimal between 10^-128 and 10^+126 in magnitude, or zero.
+func validNumber(s string) bool {
+	if !decimalNumber.MatchString(s) {
+		return false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return false
+	}
+	f = math.Abs(f)
+	return f == 0 && !nonZeroDigit(s) || f >= 1e-128 && f <= 1e126
+}
+
+// nonZeroDigit says whether the mantissa of the decimal s has a digit
+// other than 0 (a value too small for a float64 reads as zero).
+func nonZeroDigit(s string) bool {
+	mantissa, _, _ := strings.Cut(strings.ToLower(s), "e")
+	return strings.ContainsAny(mantissa, "123456789")
 }
