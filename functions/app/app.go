@@ -278,8 +278,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	})
 	a := &App{
 		store: store, rawStore: raw, hub: hub, svc: svc, log: logger,
-		maintain:    operatorGate{token: cfg.MaintenanceToken, verify: verify},
-		metricsGate: operatorGate{token: cfg.MetricsToken, verify: verify},
+		// Tokens trimmed as access keys are: a secret written with echo
+		// ends in a newline no header can carry.
+		maintain:    operatorGate{token: strings.TrimSpace(cfg.MaintenanceToken), verify: verify},
+		metricsGate: operatorGate{token: strings.TrimSpace(cfg.MetricsToken), verify: verify},
 		build:       build, metrics: m, metricsHere: !cfg.MetricsElsewhere, storeKind: storeKind,
 	}
 	var depth *depthCollector

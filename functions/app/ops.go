@@ -27,20 +27,23 @@ const healthTimeout = 2 * time.Second
 // handler.
 func (a *App) routes(sqs http.Handler, withMetrics bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.console != nil && (r.URL.Path == console.Path || strings.HasPrefix(r.URL.Path, console.Path+"/")) {
-			a.console.ServeHTTP(w, r)
+		path := underFrontEnd(r.URL.Path)
+		if a.console != nil && (path == console.Path || strings.HasPrefix(path, console.Path+"/")) {
+			a.console.ServeHTTP(w, withPath(r, path))
 			return
 		}
-		switch r.URL.Path {
+		switch path {
 		case PathHealth, PathReady:
 			a.serveOps(w, r, a.metricsGate.verify == nil)
 			return
 		case PathMaintain:
-			a.serveMaintain(w, r)
+			a.serveMaintain(w, r) // its signature covers the path as sent
 			return
 		case PathMetrics:
 			if withMetrics {
-				if !a.metricsGate.allows(r, nil) {
+				// Gated where signatures are checked; a server that checks
+				// none serves them to anyone, token or not.
+				if a.metricsGate.verify != nil && !a.metricsGate.allows(r, nil) {
 					plain(w, http.StatusForbidden, "sign the request with an access key, or send the metrics token (SLUICE_METRICS_TOKEN) as a bearer token\n")
 					return
 				}
@@ -55,6 +58,32 @@ func (a *App) routes(sqs http.Handler, withMetrics bool) http.Handler {
 		}
 		sqs.ServeHTTP(w, r)
 	})
+}
+
+// underFrontEnd is path without what a front end put before the operator's
+// /_sluice/ paths: an API Gateway stage ("/prod/_sluice/maintain"), a custom
+// domain's base path. Other paths are returned as they are.
+func underFrontEnd(path string) string {
+	if i := strings.Index(path, "/_sluice/"); i > 0 {
+		return path[i:]
+	}
+	if strings.HasSuffix(path, console.Path) {
+		return console.Path
+	}
+	return path
+}
+
+// withPath is r with its URL's path replaced.
+func withPath(r *http.Request, path string) *http.Request {
+	if path == r.URL.Path {
+		return r
+	}
+	r2 := new(http.Request)
+	*r2 = *r
+	u := *r.URL
+	u.Path, u.RawPath = path, ""
+	r2.URL = &u
+	return r2
 }
 
 // OpsHandler serves only the operator's paths (health, readiness and
