@@ -337,3 +337,49 @@ func TestDelayedMessageReachesAPollWhenTheWokenOneLeaves(t *testing.T) {
 		}
 	}
 }
+
+// Two messages delayed by 2 and 3 s, two polls waiting: the poll that took
+// the first leaves, and the other still gets the second when its delay
+// ends, although its wake-up (and so its time) may have gone to the first.
+func TestSecondDelayedMessageReachesTheOtherPoll(t *testing.T) {
+	st := memstore.New()
+	defer st.Close()
+	svc := service.New(service.Config{Store: st, BaseURL: "http://h", RepairInterval: time.Minute})
+	defer svc.Shutdown()
+	const queues = 8
+	type got struct {
+		n    int
+		when time.Time
+	}
+	urls := make([]string, queues)
+	results := make([]chan got, queues)
+	for i := range urls {
+		urls[i] = create(t, svc, "q"+string(rune('a'+i)))
+		results[i] = make(chan got, 2)
+		for range 2 {
+			go func() { results[i] <- got{len(receive(t, svc, urls[i], 10)), time.Now()} }()
+		}
+	}
+	waitForWaiting(t, svc, 2*queues)
+	send := func(url string, delay int64) {
+		body := "d"
+		if _, err := svc.SendMessage(context.Background(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &body, DelaySeconds: &delay}); err != nil {
+			t.Error(err)
+		}
+	}
+	sent := time.Now()
+	for _, url := range urls {
+		send(url, 2)
+	}
+	time.Sleep(200 * time.Millisecond) // the woken poll has claimed and waits again
+	for _, url := range urls {
+		send(url, 3)
+	}
+	for i, ch := range results {
+		for range 2 {
+			if g := <-ch; g.n != 1 || g.when.Sub(sent) > 4500*time.Millisecond {
+				t.Errorf("queue %d: a poll got %d messages %s after the sends (delays 2 and 3 s)", i, g.n, g.when.Sub(sent).Round(time.Millisecond))
+			}
+		}
+	}
+}

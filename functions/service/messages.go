@@ -457,12 +457,17 @@ func (s *Service) claim(ctx context.Context, p *stores.MessageClaimParams, look 
 // checks of the store, the hub wakes one of them then (wake.Hub.WakeAfter).
 // They may not know it: the wake-up of the send that made it went to this
 // receive, and they claimed before. A short poll hands it on too.
+//
+// When that change has come, the receive looked then and took what it
+// brought; the change after it (a second delayed message, say) is known to
+// nobody, since a claim that takes messages reports none. The hub wakes a
+// waiting poll now, whose claim learns it.
 func (s *Service) handOnNextChange(queue string, next time.Time) {
 	if next.IsZero() {
 		return
 	}
-	if d := next.Sub(s.wallNow()); d > 0 && d < s.repairInterval() {
-		s.hub.WakeAfter(queue, d)
+	if d := next.Sub(s.wallNow()); d < s.repairInterval() {
+		s.hub.WakeAfter(queue, max(d, 0))
 	}
 }
 

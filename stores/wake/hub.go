@@ -429,6 +429,10 @@ func (r receiver) Degraded(degraded bool) {
 	switch {
 	case degraded && (!was || first):
 		r.h.log.Warn("wake: transport degraded; long polls check the store more often")
+		// Events may have been lost already, and the polls asleep now
+		// would keep their long sleep: each looks once and sleeps again
+		// at the degraded pace.
+		r.h.wakeAll()
 	case !degraded && was:
 		if !first {
 			r.h.log.Info("wake: transport recovered")

@@ -367,3 +367,21 @@ func TestQuietTransportIsSkipped(t *testing.T) {
 		t.Fatalf("the transport got %d publishes once no longer quiet, want 1", n)
 	}
 }
+
+// Polls asleep when the transport goes degraded are woken, so that they
+// look at once and sleep again at the degraded pace (and find what a lost
+// event was about).
+func TestDegradedWakesTheSleepingPolls(t *testing.T) {
+	h := NewHub(HubOptions{})
+	defer h.Close()
+	receiver{h}.Degraded(false)
+	w := h.Listen("q")
+	defer w.Cancel()
+	w.Waiting()
+	receiver{h}.Degraded(true)
+	select {
+	case <-w.C:
+	default:
+		t.Fatal("a poll asleep when the transport went degraded was not woken")
+	}
+}
