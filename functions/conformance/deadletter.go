@@ -325,6 +325,48 @@ func testMoveTasks(t *testing.T, s suite) {
 		e.wantCounts(dlq, 0, 0, 0)
 	})
 
+	s.test(t, "FIFOHeldIsNoFailure", func(e *env) {
+		// b waits behind a (in flight) in its group, so it stays, whether or
+		// not its source still exists: staying for its group is no failure,
+		// and the task completes.
+		e.createFIFO("dlq.fifo", nil)
+		s1 := e.createFIFO("s1.fifo", redrive("dlq.fifo", 1))
+		s2 := e.createFIFO("s2.fifo", redrive("dlq.fifo", 1))
+		e.sendFIFO(s1, "a", "g", "a")
+		e.recvVT(s1, 10, 0)
+		e.recvVT(s1, 10, 0)
+		e.sendFIFO(s2, "b", "g", "b")
+		e.recvVT(s2, 10, 0)
+		e.recvVT(s2, 10, 0)
+		dlq := queueURL("dlq.fifo")
+		e.wantCounts(dlq, 2, 0, 0)
+		_, err := e.svc.DeleteQueue(e.op(), &contract.DeleteQueueInput{QueueUrl: s2})
+		wantOK(e.t, err, "DeleteQueue")
+		wantBodies(e.t, e.recvVT(dlq, 1, 300), "a")
+		start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq.fifo")})
+		if r := e.finishMoveTask(queueARN("dlq.fifo")); r.Status != "COMPLETED" || r.ApproximateNumberOfMessagesMoved != 0 {
+			e.t.Errorf("task = %s, want COMPLETED with 0 moved (b waits behind a)", fmtTask(r))
+		}
+		e.wantCounts(dlq, 1, 1, 0)
+	})
+
+	s.test(t, "FIFONotHeldByExpired", func(e *env) {
+		// A message past retention is gone (a receive passes over it), so
+		// it holds nothing behind it in its group, even while more of them
+		// are stored than a sweep in passing removes.
+		dlq := e.createFIFO("dlq.fifo", map[string]string{"MessageRetentionPeriod": "60"})
+		e.createFIFO("src.fifo", redrive("dlq.fifo", 1))
+		dst := e.createFIFO("dst.fifo", nil)
+		e.fill(dlq, 2500, true) // groups g0..g49
+		e.clock.Advance(secs(61))
+		e.sendFIFO(dlq, "m", "g7", "m")
+		start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq.fifo"), DestinationArn: str(queueARN("dst.fifo"))})
+		if r := e.finishMoveTask(queueARN("dlq.fifo")); r.Status != "COMPLETED" || r.ApproximateNumberOfMessagesMoved != 1 {
+			e.t.Errorf("task = %s, want COMPLETED with 1 moved", fmtTask(r))
+		}
+		wantBodies(e.t, e.recvVT(dst, 10, 300), "m")
+	})
+
 	s.test(t, "BackToSeveralSources", func(e *env) {
 		// recorded test_move_task_workflow_with_multiple_sources_as_default_destination.
 		pipe(e, "q1", "dlq", 2)

@@ -933,41 +933,48 @@ func (t *txn) moveInto(ctx context.Context, src *queueRow, ids []string, dst *qu
 	return nil
 }
 
-// heldInGroup returns which of the FIFO messages ids (of the queue
-// incarnation queueID, all about to move) must stay because an earlier
-// message of their group stays: in flight, or unable to move. A move takes
-// a group from its head, as a receive does. One lookup per group, each a
-// walk of messages_fifo_group from the group's front past the moving ones
-// (as one join, the planner walked the whole queue on statistics of an
-// empty table: TestHotStatementsStaySmallOnDrainedStatistics).
-func (t *txn) heldInGroup(ctx context.Context, queueID string, ids []string) (map[string]bool, error) {
-	if len(ids) == 0 {
+// heldInGroup returns which of the FIFO messages cands (of the queue
+// incarnation queueID) must stay because an earlier retained message of
+// their group stays: in flight, or unable to move (not among moving, the
+// candidates with a destination). A move takes a group from its head, as a
+// receive does. One lookup per group, each a walk of messages_fifo_group
+// from the group's front past the moving ones (as one join, the planner
+// walked the whole queue on statistics of an empty table:
+// TestHotStatementsStaySmallOnDrainedStatistics).
+func (t *txn) heldInGroup(ctx context.Context, queueID string, cands, moving []string, after any) (map[string]bool, error) {
+	if len(cands) == 0 {
 		return nil, nil
 	}
-	type moving struct {
+	if moving == nil {
+		moving = []string{} // not NULL: NOT x = ANY(NULL) is never true
+	}
+	type cand struct {
 		id, group string
 		seq       int64
 	}
-	rows, err := t.Query(ctx, `SELECT message_id, group_id, seq FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[])`, queueID, ids)
+	rows, err := t.Query(ctx, `SELECT message_id, group_id, seq FROM messages WHERE queue_id = $1 AND message_id = ANY($2::text[])`, queueID, cands)
 	if err != nil {
 		return nil, err
 	}
-	ms, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (moving, error) {
-		var m moving
-		return m, r.Scan(&m.id, &m.group, &m.seq)
+	cs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (cand, error) {
+		var c cand
+		return c, r.Scan(&c.id, &c.group, &c.seq)
 	})
 	if err != nil {
 		return nil, err
 	}
 	b := &pgx.Batch{}
 	var groups []string
-	for _, m := range ms {
-		if slices.Contains(groups, m.group) {
+	for _, c := range cs {
+		if slices.Contains(groups, c.group) {
 			continue
 		}
-		groups = append(groups, m.group)
-		b.Queue(`SELECT coalesce((SELECT seq FROM messages WHERE queue_id = $1 AND group_id = $2 AND group_id > '' AND seq > 0
-			AND NOT message_id = ANY($3::text[]) ORDER BY seq LIMIT 1), 0)`, queueID, m.group, ids)
+		groups = append(groups, c.group)
+		// From the group's head (fifo_groups): what lies before it is dead,
+		// not yet vacuumed.
+		b.Queue(`SELECT coalesce((SELECT seq FROM messages WHERE queue_id = $1 AND group_id = $2 AND group_id > ''
+			AND seq >= coalesce((SELECT head_seq FROM fifo_groups WHERE queue_id = $1 AND group_id = $2), 1)
+			AND sent_at > $4 AND NOT message_id = ANY($3::text[]) ORDER BY seq LIMIT 1), 0)`, queueID, c.group, moving, after)
 	}
 	staying := map[string]int64{} // each group's first message that stays (0: none)
 	res := t.SendBatch(ctx, b)
@@ -983,12 +990,106 @@ func (t *txn) heldInGroup(ctx context.Context, queueID string, ids []string) (ma
 		return nil, err
 	}
 	held := map[string]bool{}
-	for _, m := range ms {
-		if first := staying[m.group]; first > 0 && first < m.seq {
-			held[m.id] = true
+	for _, c := range cs {
+		if first := staying[c.group]; first > 0 && first < c.seq {
+			held[c.id] = true
 		}
 	}
 	return held, nil
+}
+
+// moveCand is a message a move may take.
+type moveCand struct {
+	id, source string
+	group      string    // on a FIFO queue
+	to         *queueRow // its destination; nil: it stays
+}
+
+// fifoMoveWalk finds a FIFO queue's messages for a move group by group, as
+// a claim does: the groups whose head is visible (fifo_groups_avail), each
+// from its front, one lookup per group (messages_fifo_group). A group whose
+// head is in flight is never read, however much waits behind it, and a
+// group the move passes over (nothing to take, or a message that stays) is
+// not read again in the step.
+type fifoMoveWalk struct {
+	t       *txn
+	queueID string
+	after   any      // retention: only messages sent after it
+	passed  []string // groups passed over
+	ranOut  bool     // no group was left to look at
+}
+
+func (w *fifoMoveWalk) pass(group string) {
+	if !slices.Contains(w.passed, group) {
+		w.passed = append(w.passed, group)
+	}
+}
+
+// next returns up to limit visible messages, locked, in sequence order.
+func (w *fifoMoveWalk) next(ctx context.Context, limit int) ([]moveCand, error) {
+	t := w.t
+	for {
+		var groups []string
+		var heads []int64
+		if err := t.QueryRow(ctx, `SELECT coalesce(array_agg(group_id), '{}'), coalesce(array_agg(head_seq), '{}') FROM (
+				SELECT group_id, head_seq FROM fifo_groups WHERE queue_id = $1 AND avail_at < 'infinity' AND avail_at <= $2
+				  AND NOT group_id = ANY($3::text[])
+				ORDER BY avail_at, head_seq LIMIT $4) g`, w.queueID, t.now, w.passed, limit).Scan(&groups, &heads); err != nil {
+			return nil, err
+		}
+		if len(groups) == 0 {
+			w.ranOut = true
+			return nil, nil
+		}
+		b := &pgx.Batch{}
+		for i, g := range groups {
+			// From the group's head: what lies before it is dead (deleted,
+			// moved), not yet vacuumed.
+			b.Queue(`SELECT coalesce(array_agg(message_id ORDER BY seq), '{}') FROM (
+					SELECT message_id, seq FROM messages WHERE queue_id = $1 AND group_id = $2 AND group_id > '' AND seq >= $3
+					AND visible_at <= $4 AND sent_at > $5 ORDER BY seq LIMIT $6) m`, w.queueID, g, heads[i], t.now, w.after, limit)
+		}
+		res := t.SendBatch(ctx, b)
+		var ids []string
+		for _, g := range groups {
+			var got []string
+			if err := res.QueryRow().Scan(&got); err != nil {
+				res.Close()
+				return nil, err
+			}
+			if len(got) == 0 || len(ids) >= limit {
+				if len(got) == 0 {
+					w.pass(g) // nothing visible: its row is behind (a claim's, a delete's upkeep)
+				}
+				continue
+			}
+			ids = append(ids, got[:min(len(got), limit-len(ids))]...)
+		}
+		if err := res.Close(); err != nil {
+			return nil, err
+		}
+		// Locked in order; a message a claim holds is passed over (its
+		// group's later messages then wait for it: heldInGroup).
+		rows, err := t.Query(ctx, `SELECT message_id, dead_letter_source, group_id FROM messages
+			WHERE queue_id = $1 AND message_id = ANY($2::text[]) AND visible_at <= $3 ORDER BY seq FOR UPDATE SKIP LOCKED`,
+			w.queueID, ids, t.now)
+		if err != nil {
+			return nil, err
+		}
+		cands, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (moveCand, error) {
+			var c moveCand
+			return c, r.Scan(&c.id, &c.source, &c.group)
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(cands) > 0 {
+			return cands, nil
+		}
+		for _, g := range groups {
+			w.pass(g) // all it found was taken meanwhile
+		}
+	}
 }
 
 func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*stores.MessageMoveResult, error) {
@@ -1021,30 +1122,32 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 		}
 		after := sentAfter(rules.RetentionCutoff(src.retention, t.now))
 		dests := map[string]*queueRow{} // by name; nil: no such queue
-		heldIDs := []string{}
-		lastSeq := int64(-1 << 63)
-		for res.Moved < p.Max {
-			// In order, on any statistics: see migration 16.
-			rows, err := t.Query(ctx, `SELECT * FROM sluice_move_candidates($1, $2, $3, $4, $5)`,
-				src.id, t.now, after, lastSeq, p.Max-res.Moved)
-			if err != nil {
-				return err
+		var fetch func(limit int) ([]moveCand, error)
+		var walk *fifoMoveWalk
+		if src.fifo {
+			if _, err := t.Exec(ctx, `SELECT sluice_fifo_groups_whole()`); err != nil {
+				return err // SLG01: run again once the group rows are rebuilt
 			}
-			type cand struct {
-				id, source string
-				to         *queueRow // its destination; nil: it stays
-			}
-			var cands []cand
-			for rows.Next() {
-				var c cand
-				if err := rows.Scan(&c.id, &lastSeq, &c.source); err != nil {
-					rows.Close()
-					return err
+			walk = &fifoMoveWalk{t: t, queueID: src.id, after: after, passed: []string{}}
+			fetch = func(limit int) ([]moveCand, error) { return walk.next(ctx, limit) }
+		} else {
+			lastSeq := int64(-1 << 63)
+			fetch = func(limit int) ([]moveCand, error) {
+				// In order, on any statistics: see migration 16.
+				rows, err := t.Query(ctx, `SELECT * FROM sluice_move_candidates($1, $2, $3, $4, $5)`,
+					src.id, t.now, after, lastSeq, limit)
+				if err != nil {
+					return nil, err
 				}
-				cands = append(cands, c)
+				return pgx.CollectRows(rows, func(r pgx.CollectableRow) (moveCand, error) {
+					var c moveCand
+					return c, r.Scan(&c.id, &lastSeq, &c.source)
+				})
 			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
+		}
+		for res.Moved < p.Max {
+			cands, err := fetch(p.Max - res.Moved)
+			if err != nil {
 				return err
 			}
 			if len(cands) == 0 {
@@ -1076,22 +1179,27 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 			}
 			var held map[string]bool
 			if src.fifo {
-				if held, err = t.heldInGroup(ctx, src.id, movable); err != nil {
+				all := make([]string, len(cands))
+				for i, c := range cands {
+					all[i] = c.id
+				}
+				if held, err = t.heldInGroup(ctx, src.id, all, movable, after); err != nil {
 					return err
 				}
 			}
 			var order []string
 			byDest := map[string][]string{}
 			for _, c := range cands {
+				if held[c.id] || c.to == nil {
+					if !held[c.id] {
+						res.Failed++ // stays put
+					} // else it waits for its group's earlier message
+					if walk != nil {
+						walk.pass(c.group) // nothing behind it moves either
+					}
+					continue
+				}
 				to := c.to
-				if to == nil {
-					res.Failed++ // stays put
-					continue
-				}
-				if held[c.id] {
-					heldIDs = append(heldIDs, c.id) // waits for its group's earlier message
-					continue
-				}
 				if _, ok := byDest[to.name]; !ok {
 					order = append(order, to.name)
 					if dests[to.name] == nil {
@@ -1116,11 +1224,13 @@ func (s *Store) MessageMove(ctx context.Context, p *stores.MessageMoveParams) (*
 				res.MovedTo[name] += len(byDest[name])
 			}
 		}
-		// Exhausted when no visible message is left but those that wait for
-		// their group.
-		if err := t.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM messages WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3
-				AND NOT message_id = ANY($4::text[]))`,
-			src.id, t.now, after, heldIDs).Scan(&res.Exhausted); err != nil {
+		// Exhausted when nothing is left that a move could take: on a FIFO
+		// queue, when the walk found no group left to look at (those it
+		// passed over wait for their head).
+		if walk != nil {
+			res.Exhausted = walk.ranOut && res.Failed == 0
+		} else if err := t.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM messages WHERE queue_id = $1 AND seq > 0 AND visible_at <= $2 AND sent_at > $3)`,
+			src.id, t.now, after).Scan(&res.Exhausted); err != nil {
 			return err
 		}
 		if p.Step != nil {
