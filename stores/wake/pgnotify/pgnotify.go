@@ -14,9 +14,9 @@
 // single instance, the common case, then commits no transaction for its
 // wake-ups. Listening connections name themselves by their
 // application_name, which pg_stat_activity shows to every role, and a
-// publisher looks for them at most every lookEvery. A listener that finds
-// others already listening reports itself ready only after noticeWithin,
-// by when every publisher has looked again and seen it.
+// publisher looks for them at most every lookEvery. A listener reports
+// itself ready only after noticeWithin, by when every publisher has looked
+// again and seen it.
 package pgnotify
 
 import (
@@ -198,7 +198,7 @@ func (t *Transport) Listen(ctx context.Context, r wake.Receiver) error {
 		conn, err := t.listenConn(ctx)
 		if err == nil {
 			t.listenerPID.Store(conn.PgConn().PID())
-			err = t.awaitNotice(ctx, conn)
+			err = t.awaitNotice(ctx)
 			if err == nil {
 				r.Degraded(false)
 				backoff = 100 * time.Millisecond
@@ -227,20 +227,12 @@ func (t *Transport) Close() error {
 	return nil
 }
 
-// awaitNotice waits, when other instances listen already, until each has
-// looked for listeners since this one started (noticeWithin): until then
-// they may skip notifications this one needs. It looks on the pool, so that
-// the listening connection's last statement stays its LISTEN.
-func (t *Transport) awaitNotice(ctx context.Context, conn *pgx.Conn) error {
-	var others bool
-	err := t.pool.QueryRow(ctx, othersListenSQL, listenerName(t.channel),
-		int64(conn.PgConn().PID()), t.listenStatement()).Scan(&others)
-	if err != nil {
-		return err
-	}
-	if !others {
-		return nil
-	}
+// awaitNotice waits until every other instance has looked for listeners
+// since this one started (noticeWithin): until then they may skip
+// notifications this one needs. Also when none listens now: an instance
+// whose own listening connection is down (a database restart drops them
+// all) still publishes, and may have looked before this one listened.
+func (t *Transport) awaitNotice(ctx context.Context) error {
 	select {
 	case <-time.After(noticeWithin):
 		return nil
