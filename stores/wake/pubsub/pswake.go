@@ -229,9 +229,14 @@ func (t *Transport) publish(ctx context.Context, events []wake.Event) error {
 	if err != nil {
 		t.mu.Lock()
 		delete(t.echoes, seq)
-		if c := status.Code(err); c == codes.Unavailable || c == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded) {
+		switch c := status.Code(err); {
+		case c == codes.Unavailable || c == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
 			// Pub/Sub cannot be reached: the subscriber most likely
 			// cannot either, and its client would retry without a word.
+			t.suspect = t.listening
+		case c == codes.NotFound:
+			// The topic is gone: nobody hears anything until it is made
+			// again, and this instance's subscription with it (ensure).
 			t.suspect = t.listening
 		}
 		t.mu.Unlock()
@@ -410,10 +415,27 @@ func (t *Transport) deaf() bool {
 }
 
 // ensure creates the subscription, and the topic first when it is
-// missing; one that exists already (this instance's, from before) is
-// fine.
+// missing. One that exists already (this instance's, from before) is fine
+// while it is attached to the topic; a topic deleted since leaves it
+// attached to none, hearing nothing even once the topic is made again, so
+// it is made anew.
 func (t *Transport) ensure(ctx context.Context) error {
 	err := t.createSubscription(ctx)
+	if status.Code(err) == codes.AlreadyExists {
+		cctx, cancel := context.WithTimeout(ctx, adminTimeout)
+		sub, gerr := t.client.SubscriptionAdminClient.GetSubscription(cctx, &pubsubpb.GetSubscriptionRequest{Subscription: t.sub})
+		cancel()
+		if gerr != nil || sub.GetTopic() == t.topic {
+			return nil // attached (or unknown: the listen that follows tells)
+		}
+		cctx, cancel = context.WithTimeout(ctx, adminTimeout)
+		derr := t.client.SubscriptionAdminClient.DeleteSubscription(cctx, &pubsubpb.DeleteSubscriptionRequest{Subscription: t.sub})
+		cancel()
+		if derr != nil && status.Code(derr) != codes.NotFound {
+			return fmt.Errorf("pswake: delete detached subscription %s: %w", t.sub, derr)
+		}
+		err = t.createSubscription(ctx)
+	}
 	if status.Code(err) == codes.NotFound {
 		// The topic is missing: the deployment's first instance makes it.
 		cctx, cancel := context.WithTimeout(ctx, adminTimeout)
