@@ -116,3 +116,8 @@ func ValidQueueNamePrefix(prefix string) *Error {
 	}
 	return nil
 }
+
+// ValidAccountID says whether s is an AWS account id: 12 digits.
+func ValidAccountID(s string) bool {
+	return len(s) == 12 && strings.Trim(s, "0123456789") == ""
+}

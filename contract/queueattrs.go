@@ -159,6 +159,9 @@ func NormalizeQueueAttributes(given map[string]string, fifo, creating bool) (map
 			if len(v) > MaxPolicyLength {
 				return nil, invalidAttr(name)
 			}
+			if e := CheckPolicyQuotas(v); e != nil {
+				return nil, e
+			}
 			out[name] = v
 		case name == AttrRedrivePolicy:
 			if v != "" {
@@ -277,6 +280,10 @@ func ParseRedrivePolicy(raw string) (*RedrivePolicy, *Error) {
 	var m map[string]any
 	if err := json.Unmarshal([]byte(raw), &m); err != nil {
 		return nil, ErrInvalidAttributeValueFor(AttrRedrivePolicy, "Redrive policy is not a valid JSON map.")
+	}
+	// AWS names a missing maxReceiveCount first: {} is refused for it.
+	if m["maxReceiveCount"] == nil {
+		return nil, redriveErr(raw, "Redrive policy does not contain mandatory attribute: maxReceiveCount.")
 	}
 	arn, _ := m["deadLetterTargetArn"].(string)
 	if arn == "" {

@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/functions/console"
 	"github.com/sluicehq/sluice/functions/httpapi"
 	"github.com/sluicehq/sluice/functions/service"
@@ -148,7 +149,7 @@ func (c Config) Validate() error {
 	if c.Region != "" && strings.Trim(c.Region, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
 		return fmt.Errorf("bad region %q", c.Region)
 	}
-	if c.AccountID != "" && (len(c.AccountID) != 12 || strings.Trim(c.AccountID, "0123456789") != "") {
+	if c.AccountID != "" && !contract.ValidAccountID(c.AccountID) {
 		return fmt.Errorf("bad account id %q: an account id has 12 digits", c.AccountID)
 	}
 	if _, err := baseURL(c.BaseURL); err != nil {

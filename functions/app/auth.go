@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/functions/httpapi"
 	"github.com/sluicehq/sluice/functions/sigv4"
 )
@@ -73,7 +74,7 @@ func checkKey(k sigv4.Key) error {
 		return fmt.Errorf("key %s has an empty secret", id)
 	case strings.ContainsAny(k.SecretAccessKey, " \t\r\n"):
 		return fmt.Errorf("key %s has a secret with white space", id)
-	case k.AccountID != "" && (len(k.AccountID) != 12 || strings.Trim(k.AccountID, "0123456789") != ""):
+	case k.AccountID != "" && !contract.ValidAccountID(k.AccountID):
 		return fmt.Errorf("key %s: bad account id %q: an account id has 12 digits", id, k.AccountID)
 	}
 	return nil

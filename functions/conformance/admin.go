@@ -172,6 +172,8 @@ type policyDoc struct {
 }
 
 func testPermissions(t *testing.T, s suite) {
+	testPermissionLimits(t, s)
+
 	s.test(t, "Lifecycle", func(e *env) {
 		// snapshot test_sqs_permission_lifecycle.
 		url := e.create("perm", nil)

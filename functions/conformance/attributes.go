@@ -32,6 +32,8 @@ func wantAttrs(t *testing.T, got, want map[string]string) {
 }
 
 func testAttributes(t *testing.T, s suite) {
+	testAttributeErrors(t, s)
+
 	s.test(t, "StandardDefaults", func(e *env) {
 		// snapshot test_set_queue_attributes_default_values.
 		url := e.create("std", nil)

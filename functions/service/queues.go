@@ -603,6 +603,13 @@ func (s *Service) AddPermission(ctx context.Context, in *contract.AddPermissionI
 	if len(in.Actions) == 0 {
 		return nil, contract.ErrMissingParameter("ActionName")
 	}
+	for _, a := range in.AWSAccountIds {
+		// Accounts only: SQS "does not support adding a non-account
+		// principal" (its answer to an ARN, as aws-cli users met it).
+		if !contract.ValidAccountID(a) {
+			return nil, contract.ErrInvalidValue("["+a+"]", "PrincipalId", "Unable to verify principal.")
+		}
+	}
 	actions := make([]string, 0, len(in.Actions))
 	for _, a := range in.Actions {
 		if a != "*" && !isSQSAction(a) {
@@ -641,6 +648,9 @@ func (s *Service) AddPermission(ctx context.Context, in *contract.AddPermissionI
 		raw, _ := json.Marshal(st)
 		doc.Statement = append(doc.Statement, raw)
 		out, _ := json.Marshal(doc)
+		if e := contract.CheckPolicyQuotas(string(out)); e != nil {
+			return nil, e
+		}
 		return map[string]string{contract.AttrPolicy: string(out)}, nil
 	})
 	if err != nil {
