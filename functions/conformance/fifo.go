@@ -325,6 +325,51 @@ func testFIFO(t *testing.T, s suite) {
 		wantBodies(e.t, e.recv(url, 10), "message-2")
 	})
 
+	s.test(t, "AttemptNotReplayedAfterAVisibilityChange", func(e *env) {
+		// docs (ReceiveRequestAttemptId): a retry replays "if none of the
+		// messages have been modified (deleted or had their visibility
+		// changes)". After an extension the retry is a new receive: it
+		// hands back no old receipt and leaves the extension in place.
+		url := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true"})
+		e.sendFIFO(url, "m0", "g", "")
+		e.sendFIFO(url, "m1", "g", "")
+		attempt := func() []contract.Message {
+			return e.receive(&contract.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: i64(2),
+				WaitTimeSeconds: i64(0), ReceiveRequestAttemptId: str("attempt-1")})
+		}
+		first := attempt() // visible again in 30 s, the queue's default
+		wantBodies(e.t, first, "m0", "m1")
+		if len(first) != 2 {
+			return
+		}
+		wantOK(e.t, e.cmv(url, first[0].ReceiptHandle, 600), "ChangeMessageVisibility 600 on m0")
+		e.clock.Advance(secs(10))
+		for _, m := range attempt() {
+			for _, f := range first {
+				if m.ReceiptHandle == f.ReceiptHandle {
+					e.t.Errorf("the retry after a visibility change replayed %s with its old receipt", m.Body)
+				}
+			}
+		}
+		// 41 s after the receive m1 is visible again, but m0, extended to
+		// 600 s, holds the group.
+		e.clock.Advance(secs(31))
+		if got := e.recv(url, 10); len(got) != 0 {
+			e.t.Errorf("41 s after the receive, with m0 extended to 600 s: received %q, want nothing", bodies(got))
+		}
+		// Unmodified, an attempt still replays (as ReceiveRequestAttemptId).
+		e.sendFIFO(url, "n0", "h", "")
+		once := e.receive(&contract.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: i64(1), WaitTimeSeconds: i64(0), ReceiveRequestAttemptId: str("attempt-2")})
+		again := e.receive(&contract.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: i64(1), WaitTimeSeconds: i64(0), ReceiveRequestAttemptId: str("attempt-2")})
+		if len(once) != 1 || len(again) != 1 || once[0].ReceiptHandle != again[0].ReceiptHandle {
+			e.t.Errorf("an unmodified attempt: %q then %q, want the same message and receipt", bodies(once), bodies(again))
+		}
+		third := e.receive(&contract.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: i64(1), WaitTimeSeconds: i64(0), ReceiveRequestAttemptId: str("attempt-2")})
+		if len(third) != 1 || third[0].ReceiptHandle != once[0].ReceiptHandle {
+			e.t.Errorf("a second replay: %q, want the same message and receipt", bodies(third))
+		}
+	})
+
 	s.test(t, "ReceiveRequestAttemptId", func(e *env) {
 		// docs: a retry with the same ReceiveRequestAttemptId returns the
 		// same messages and receipt handles and resets their visibility.

@@ -516,7 +516,7 @@ func (c *claim) fifo(cands []docstore.Key) error {
 	}
 	cache := map[docstore.Key]*manifestDoc{}
 	if att != nil {
-		replayed, err := c.replay(att, groups, cache)
+		replayed, err := c.replay(akey, att, groups, cache)
 		if err != nil || replayed {
 			return err
 		}
@@ -557,7 +557,7 @@ func (c *claim) fifo(cands []docstore.Key) error {
 	if c.p.AttemptID != "" && c.p.AttemptWindow > 0 && len(claimed) > 0 {
 		c.t.set(akey, docstore.Fields{
 			fInc: c.q.Queue.ID, fGen: c.q.Gen, fShard: randomShard(), fExp: c.t.now.Add(c.p.AttemptWindow),
-			fData: encode(&attemptRec{Token: c.p.Token, At: c.t.now, Members: claimed}),
+			fData: encode(&attemptRec{Token: c.p.Token, At: c.t.now, Until: c.until(), Members: claimed}),
 		})
 	}
 	return c.finish()
@@ -664,7 +664,7 @@ func (c *claim) fromGroup(g *group, cache map[docstore.Key]*manifestDoc) ([]atte
 
 // replay returns an attempt's messages again, restarting their visibility,
 // when rules.AttemptReplays says so.
-func (c *claim) replay(att *attemptRec, groups map[string]*group, cache map[docstore.Key]*manifestDoc) (bool, error) {
+func (c *claim) replay(akey docstore.Key, att *attemptRec, groups map[string]*group, cache map[docstore.Key]*manifestDoc) (bool, error) {
 	now := c.t.now
 	ds := make([]rules.Delivery, len(att.Members))
 	for i, am := range att.Members {
@@ -673,7 +673,7 @@ func (c *claim) replay(att *attemptRec, groups map[string]*group, cache map[docs
 			ds[i] = rules.Delivery{Found: true, Token: m.Token, VisibleAt: m.Vis}
 		}
 	}
-	if !rules.AttemptReplays(att.At, c.p.AttemptWindow, att.Token, ds, now) {
+	if !rules.AttemptReplays(att.At, c.p.AttemptWindow, att.Token, rules.LeftAll(len(ds), att.Until), ds, now) {
 		return false, nil
 	}
 	for _, am := range att.Members {
@@ -700,6 +700,11 @@ func (c *claim) replay(att *attemptRec, groups map[string]*group, cache map[docs
 			c.t.set(g.key, g.fields(c.q.Queue.ID, now))
 		}
 	}
+	again := *att
+	again.Until = c.until() // where the replay left them
+	c.t.set(akey, docstore.Fields{
+		fInc: c.q.Queue.ID, fGen: c.q.Gen, fShard: randomShard(), fExp: att.At.Add(c.p.AttemptWindow), fData: encode(&again),
+	})
 	return true, nil
 }
 

@@ -127,8 +127,11 @@ type dedupRec struct {
 
 // attemptRec is a FIFO receive attempt: what the claim returned.
 type attemptRec struct {
-	Token   string
-	At      time.Time
+	Token string
+	At    time.Time
+	// Until is where the claim, or its last replay, set the messages'
+	// visibility (zero in records written before it was kept).
+	Until   time.Time `json:",omitzero"`
 	Members []attemptMember
 }
 

@@ -443,10 +443,14 @@ func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) 
 				for i, m := range got {
 					ids[i] = m.ID
 				}
-				if _, err := t.Exec(ctx, `INSERT INTO receive_attempts (queue_id, attempt_id, token, message_ids, created_at, expires_at)
-					VALUES ($1, $2, $3, $4, $5, $6)
+				// visible_until as the claim wrote it, message by message
+				// (each round on its statement's clock: queueNowSQL).
+				if _, err := t.Exec(ctx, `INSERT INTO receive_attempts (queue_id, attempt_id, token, message_ids, created_at, expires_at, visible_until)
+					VALUES ($1, $2, $3, $4, $5, $6, (SELECT array_agg(visible_at ORDER BY array_position($4::text[], message_id)) FROM messages
+						WHERE queue_id = $1 AND message_id = ANY($4::text[])))
 					ON CONFLICT (queue_id, attempt_id) DO UPDATE SET token = excluded.token,
-						message_ids = excluded.message_ids, created_at = excluded.created_at, expires_at = excluded.expires_at`,
+						message_ids = excluded.message_ids, created_at = excluded.created_at, expires_at = excluded.expires_at,
+						visible_until = excluded.visible_until`,
 					q.id, p.AttemptID, p.Token, ids, t.now, t.now.Add(p.AttemptWindow)); err != nil {
 					return err
 				}
@@ -587,8 +591,9 @@ func (t *txn) replay(ctx context.Context, q *queueRow, p *stores.MessageClaimPar
 	var token string
 	var ids []string
 	var created time.Time
-	err := t.QueryRow(ctx, `SELECT token, message_ids, created_at FROM receive_attempts
-		WHERE queue_id = $1 AND attempt_id = $2 FOR UPDATE`, q.id, p.AttemptID).Scan(&token, &ids, &created)
+	var visibleUntil []time.Time
+	err := t.QueryRow(ctx, `SELECT token, message_ids, created_at, visible_until FROM receive_attempts
+		WHERE queue_id = $1 AND attempt_id = $2 FOR UPDATE`, q.id, p.AttemptID).Scan(&token, &ids, &created, &visibleUntil)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -609,8 +614,15 @@ func (t *txn) replay(ctx context.Context, q *queueRow, p *stores.MessageClaimPar
 	if err != nil {
 		return nil, false, err
 	}
-	if !rules.AttemptReplays(created, p.AttemptWindow, token, ds, t.now) {
+	if len(visibleUntil) != len(ids) {
+		visibleUntil = nil // an older instance's attempt: not compared
+	}
+	if !rules.AttemptReplays(created, p.AttemptWindow, token, visibleUntil, ds, t.now) {
 		return nil, false, nil
+	}
+	if _, err := t.Exec(ctx, `UPDATE receive_attempts SET visible_until = array_fill($3::timestamptz, ARRAY[cardinality(message_ids)])
+		WHERE queue_id = $1 AND attempt_id = $2`, q.id, p.AttemptID, until); err != nil {
+		return nil, false, err
 	}
 	rows, err := t.Query(ctx, `UPDATE messages SET visible_at = $3 WHERE queue_id = $1 AND message_id = ANY($2::text[])
 		RETURNING `+msgCols+`, array_position($2::text[], message_id)`, q.id, ids, until)

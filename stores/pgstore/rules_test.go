@@ -543,8 +543,8 @@ func TestReplayFollowsTheRule(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := s.pool.Exec(ctx, `INSERT INTO receive_attempts (queue_id, attempt_id, token, message_ids, created_at, expires_at)
-			VALUES ($1, 'attempt', $2, $3, $4, $5)`, q.ID, c.Token, ids, c.CreatedAt, c.CreatedAt.Add(c.Window)); err != nil {
+		if _, err := s.pool.Exec(ctx, `INSERT INTO receive_attempts (queue_id, attempt_id, token, message_ids, created_at, expires_at, visible_until)
+			VALUES ($1, 'attempt', $2, $3, $4, $5, $6)`, q.ID, c.Token, ids, c.CreatedAt, c.CreatedAt.Add(c.Window), c.Left); err != nil {
 			t.Fatal(err)
 		}
 		res, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 10,
@@ -553,7 +553,7 @@ func TestReplayFollowsTheRule(t *testing.T) {
 			t.Fatal(err)
 		}
 		replayed := len(res.Messages) > 0 && res.Messages[0].Token == c.Token
-		if want := rules.AttemptReplays(c.CreatedAt, c.Window, c.Token, c.Deliveries, c.Now); replayed != want {
+		if want := rules.AttemptReplays(c.CreatedAt, c.Window, c.Token, c.Left, c.Deliveries, c.Now); replayed != want {
 			t.Errorf("%s: replayed = %v (%d messages), rules.AttemptReplays %v", c.Name, replayed, len(res.Messages), want)
 		}
 		if replayed && len(res.Messages) != len(ids) {

@@ -127,7 +127,7 @@ func TestRedrives(t *testing.T) {
 
 func TestAttemptReplays(t *testing.T) {
 	for _, c := range rulestest.AttemptCases() {
-		if got := rules.AttemptReplays(c.CreatedAt, c.Window, c.Token, c.Deliveries, c.Now); got != c.Replays {
+		if got := rules.AttemptReplays(c.CreatedAt, c.Window, c.Token, c.Left, c.Deliveries, c.Now); got != c.Replays {
 			t.Errorf("%s: AttemptReplays = %v, want %v", c.Name, got, c.Replays)
 		}
 	}

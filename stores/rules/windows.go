@@ -32,20 +32,40 @@ func AttemptInWindow(createdAt time.Time, window time.Duration, now time.Time) b
 // ReceiveRequestAttemptId of an earlier claim (made at createdAt under
 // token) returns that claim's messages again: the attempt is within its
 // window (AttemptInWindow), it returned messages, and every one of them is
-// still in flight under its token: its receipt is ReceiptCurrent.
-// deliveries are those messages' stored deliveries, one per message the
-// claim returned (a missing one as Delivery{}). Otherwise the receive is a
-// new claim.
-func AttemptReplays(createdAt time.Time, window time.Duration, token string, deliveries []Delivery, now time.Time) bool {
+// still in flight under its token (its receipt is ReceiptCurrent) and was
+// not modified since: its visibility still ends where the claim (or its
+// last replay) left it, left[i] for deliveries[i]. SQS replays "if none of
+// the messages have been modified (deleted or had their visibility
+// changes)". Without left (an attempt recorded without it), or with a zero
+// entry, the visibility is not compared. deliveries are those messages'
+// stored deliveries, one per message the claim returned (a missing one as
+// Delivery{}). Otherwise the receive is a new claim.
+func AttemptReplays(createdAt time.Time, window time.Duration, token string, left []time.Time, deliveries []Delivery, now time.Time) bool {
 	if len(deliveries) == 0 || !AttemptInWindow(createdAt, window, now) {
 		return false
 	}
-	for _, d := range deliveries {
+	for i, d := range deliveries {
 		if JudgeReceipt(d, token, now) != stores.ReceiptCurrent {
+			return false
+		}
+		if i < len(left) && !left[i].IsZero() && !d.VisibleAt.Equal(left[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// LeftAll is the left of AttemptReplays for n messages whose claim left
+// them all visible again at until (zero: not kept).
+func LeftAll(n int, until time.Time) []time.Time {
+	if until.IsZero() {
+		return nil
+	}
+	left := make([]time.Time, n)
+	for i := range left {
+		left[i] = until
+	}
+	return left
 }
 
 // RecreateRefused says whether creating a queue at now under the name of

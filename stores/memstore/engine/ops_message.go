@@ -82,10 +82,13 @@ func (e *Engine) MessageClaim(ctx context.Context, p *stores.MessageClaimParams)
 		redriven := 0
 		token := p.Token
 		if replay := t.replay(q, p); replay != nil {
-			got, token = replay, q.attempts[p.AttemptID].rec.Token
+			a := *q.attempts[p.AttemptID].rec
+			got, token = replay, a.Token
 			for _, m := range got {
 				t.updateDelivery(q, m, func(d *DeliveryRecord) { d.VisibleAt = t.now.Add(vt) })
 			}
+			a.Until = t.now.Add(vt) // where the replay left them
+			t.putAttempt(q, &a)
 		} else {
 			claim := func(m *msg) {
 				t.updateDelivery(q, m, func(d *DeliveryRecord) {
@@ -109,7 +112,7 @@ func (e *Engine) MessageClaim(ctx context.Context, p *stores.MessageClaimParams)
 				}
 				t.putAttempt(q, &AttemptRecord{
 					Queue: q.name, AttemptID: p.AttemptID, Token: p.Token, MessageIDs: ids,
-					CreatedAt: t.now, ExpiresAt: t.now.Add(p.AttemptWindow),
+					CreatedAt: t.now, ExpiresAt: t.now.Add(p.AttemptWindow), Until: t.now.Add(vt),
 				})
 			}
 		}
@@ -142,7 +145,7 @@ func (t *tx) replay(q *queue, p *stores.MessageClaimParams) []*msg {
 		got[i] = q.msgs[id]
 		ds[i] = delivery(got[i])
 	}
-	if !rules.AttemptReplays(a.rec.CreatedAt, p.AttemptWindow, a.rec.Token, ds, t.now) {
+	if !rules.AttemptReplays(a.rec.CreatedAt, p.AttemptWindow, a.rec.Token, rules.LeftAll(len(ds), a.rec.Until), ds, t.now) {
 		return nil
 	}
 	return got

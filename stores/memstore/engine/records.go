@@ -168,6 +168,9 @@ type AttemptRecord struct {
 	MessageIDs []string
 	CreatedAt  time.Time
 	ExpiresAt  time.Time
+	// Until is where the claim, or its last replay, set the messages'
+	// visibility (zero in records written before it was kept).
+	Until time.Time
 }
 
 // TaskRecord is a message move task.

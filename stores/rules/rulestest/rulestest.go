@@ -143,6 +143,7 @@ type AttemptCase struct {
 	Deliveries []rules.Delivery
 	Now        time.Time
 	Replays    bool
+	Left       []time.Time // where the claim left each message's visibility; nil: not kept
 }
 
 // AttemptCases are the cases of rules.AttemptReplays.
@@ -150,16 +151,22 @@ func AttemptCases() []AttemptCase {
 	w := 5 * time.Minute
 	held := rules.Delivery{Found: true, Token: "tok", VisibleAt: T0.Add(time.Hour)}
 	return []AttemptCase{
-		{"all still held", T0, w, "tok", []rules.Delivery{held, held}, T0.Add(time.Minute), true},
-		{"one microsecond before the window ends", T0, w, "tok", []rules.Delivery{held}, T0.Add(w - us), true},
-		{"exactly at the window's end", T0, w, "tok", []rules.Delivery{held}, T0.Add(w), false},
-		{"zero window", T0, 0, "tok", []rules.Delivery{held}, T0, false},
-		{"clock went back", T0, w, "tok", []rules.Delivery{held}, T0.Add(-time.Minute), true},
-		{"returned nothing", T0, w, "tok", nil, T0, false},
-		{"one deleted", T0, w, "tok", []rules.Delivery{held, {}}, T0, false},
-		{"one received again", T0, w, "tok", []rules.Delivery{held, {Found: true, Token: "other", VisibleAt: T0.Add(time.Hour)}}, T0, false},
-		{"one timed out", T0, w, "tok", []rules.Delivery{held, {Found: true, Token: "tok", VisibleAt: T0.Add(time.Minute)}}, T0.Add(time.Minute), false},
-		{"one moved (visible, no token)", T0, w, "tok", []rules.Delivery{held, {Found: true, VisibleAt: T0}}, T0, false},
+		{"all still held", T0, w, "tok", []rules.Delivery{held, held}, T0.Add(time.Minute), true, nil},
+		{"one microsecond before the window ends", T0, w, "tok", []rules.Delivery{held}, T0.Add(w - us), true, nil},
+		{"exactly at the window's end", T0, w, "tok", []rules.Delivery{held}, T0.Add(w), false, nil},
+		{"zero window", T0, 0, "tok", []rules.Delivery{held}, T0, false, nil},
+		{"clock went back", T0, w, "tok", []rules.Delivery{held}, T0.Add(-time.Minute), true, nil},
+		{"returned nothing", T0, w, "tok", nil, T0, false, nil},
+		{"one deleted", T0, w, "tok", []rules.Delivery{held, {}}, T0, false, nil},
+		{"one received again", T0, w, "tok", []rules.Delivery{held, {Found: true, Token: "other", VisibleAt: T0.Add(time.Hour)}}, T0, false, nil},
+		{"one timed out", T0, w, "tok", []rules.Delivery{held, {Found: true, Token: "tok", VisibleAt: T0.Add(time.Minute)}}, T0.Add(time.Minute), false, nil},
+		{"one moved (visible, no token)", T0, w, "tok", []rules.Delivery{held, {Found: true, VisibleAt: T0}}, T0, false, nil},
+		{"both where the claim left them", T0, w, "tok", []rules.Delivery{held, held}, T0.Add(time.Minute), true,
+			[]time.Time{held.VisibleAt, held.VisibleAt}},
+		{"one's visibility changed since", T0, w, "tok", []rules.Delivery{held, {Found: true, Token: "tok", VisibleAt: T0.Add(2 * time.Hour)}},
+			T0.Add(time.Minute), false, []time.Time{held.VisibleAt, held.VisibleAt}},
+		{"changed by a microsecond", T0, w, "tok", []rules.Delivery{held}, T0.Add(time.Minute), false,
+			[]time.Time{held.VisibleAt.Add(us)}},
 	}
 }
 
