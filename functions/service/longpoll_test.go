@@ -297,6 +297,23 @@ func TestWokenLongPollsSpeakForTheirMessages(t *testing.T) {
 	}
 }
 
+// polled is what a long poll got, and when it returned.
+type polled struct {
+	n    int
+	when time.Time
+}
+
+// slowRepairService is a service on a memstore whose long polls look at the
+// store on their own only once a minute: a wake-up that does not come
+// shows as a poll that is seconds late.
+func slowRepairService(t *testing.T) *service.Service {
+	st := memstore.New()
+	t.Cleanup(func() { st.Close() })
+	svc := service.New(service.Config{Store: st, BaseURL: "http://h", RepairInterval: time.Minute})
+	t.Cleanup(svc.Shutdown)
+	return svc
+}
+
 // A delayed send wakes one waiting long poll, whose claim learns when the
 // message becomes visible. When that poll leaves first (here its wait of
 // 1 s ends before the delay of 2 s), the other poll, which claimed before
@@ -305,21 +322,14 @@ func TestWokenLongPollsSpeakForTheirMessages(t *testing.T) {
 // poll the send wakes is the hub's pick, so eight queues run at once: in
 // about half of them it picks the one that leaves.
 func TestDelayedMessageReachesAPollWhenTheWokenOneLeaves(t *testing.T) {
-	st := memstore.New()
-	defer st.Close()
-	svc := service.New(service.Config{Store: st, BaseURL: "http://h", RepairInterval: time.Minute})
-	defer svc.Shutdown()
+	svc := slowRepairService(t)
 	const queues = 8
-	type got struct {
-		n    int
-		when time.Time
-	}
 	urls := make([]string, queues)
-	stays := make([]chan got, queues)
+	stays := make([]chan polled, queues)
 	for i := range urls {
 		urls[i] = create(t, svc, "q"+string(rune('a'+i)))
-		stays[i] = make(chan got, 1)
-		go func() { stays[i] <- got{len(receive(t, svc, urls[i], 8)), time.Now()} }()
+		stays[i] = make(chan polled, 1)
+		go func() { stays[i] <- polled{len(receive(t, svc, urls[i], 8)), time.Now()} }()
 		go func() { receive(t, svc, urls[i], 1) }()
 	}
 	waitForWaiting(t, svc, 2*queues)
@@ -342,22 +352,15 @@ func TestDelayedMessageReachesAPollWhenTheWokenOneLeaves(t *testing.T) {
 // the first leaves, and the other still gets the second when its delay
 // ends, although its wake-up (and so its time) may have gone to the first.
 func TestSecondDelayedMessageReachesTheOtherPoll(t *testing.T) {
-	st := memstore.New()
-	defer st.Close()
-	svc := service.New(service.Config{Store: st, BaseURL: "http://h", RepairInterval: time.Minute})
-	defer svc.Shutdown()
+	svc := slowRepairService(t)
 	const queues = 8
-	type got struct {
-		n    int
-		when time.Time
-	}
 	urls := make([]string, queues)
-	results := make([]chan got, queues)
+	results := make([]chan polled, queues)
 	for i := range urls {
 		urls[i] = create(t, svc, "q"+string(rune('a'+i)))
-		results[i] = make(chan got, 2)
+		results[i] = make(chan polled, 2)
 		for range 2 {
-			go func() { results[i] <- got{len(receive(t, svc, urls[i], 10)), time.Now()} }()
+			go func() { results[i] <- polled{len(receive(t, svc, urls[i], 10)), time.Now()} }()
 		}
 	}
 	waitForWaiting(t, svc, 2*queues)
