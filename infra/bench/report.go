@@ -67,7 +67,7 @@ func WriteText(w io.Writer, r *Result) {
 		}
 		slices.Sort(rates)
 		fmt.Fprintf(w, "  pace        %d parts: slowest %.0f, median %.0f, fastest %.0f lifecycles/s\n",
-			len(rates), rates[0], rates[len(rates)/2], rates[len(rates)-1])
+			len(rates), rates[0], median(rates), rates[len(rates)-1])
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  latency (ms)\tcount\tp50\tp99\tmax\t")

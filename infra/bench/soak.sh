@@ -73,7 +73,7 @@ for wl in $WORKLOADS; do
 done
 
 python3 - "$out" $WORKLOADS <<'PY' | tee .tmp/bench-soak.txt
-import json, sys
+import json, statistics, sys
 out, wls = sys.argv[1], sys.argv[2:]
 print("| workload | lifecycles/s | slowest / median / fastest part | PostgreSQL CPU per lifecycle | messages heap pages, most / last |")
 print("|---|--:|--:|--:|--:|")
@@ -88,7 +88,7 @@ for wl in wls:
     pg = d.get("pg") or {}
     cpu = f"{pg['cpu_sec'] / d['window_sec'] / n * 1e6:.0f} µs" if pg.get("cpu_sec") and n else "–"
     pages = [int(l.split("|")[1]) for l in open(f"{out}/{wl}.pages") if "|" in l]
-    pace = f"{rates[0]:.0f} / {rates[len(rates) // 2]:.0f} / {rates[-1]:.0f}" if rates else "–"
+    pace = f"{rates[0]:.0f} / {statistics.median(rates):.0f} / {rates[-1]:.0f}" if rates else "–"
     heap = f"{max(pages):,} / {pages[-1]:,}" if pages else "–"
     print(f"| {wl} | {n:,.0f} | {pace} | {cpu} | {heap} |")
 PY

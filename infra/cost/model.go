@@ -324,8 +324,15 @@ func Price(ps []Profile, w Workload, pr *Prices, a Assumptions, rate float64) []
 			}
 			b.add(item, n/1e5*pr.Get(id), "%.3g/msg × %.4g msg/s × %.0f s at $%.2f/100k", perLC, rate, sec, pr.Get(id))
 		}
-		ops("Firestore reads", p.Reads, "firestore.read", "firestore.free_reads_per_day")
-		ops("Firestore writes", p.Writes, "firestore.write", "firestore.free_writes_per_day")
+		// Wake-ups through Firestore itself (the store's default, unless
+		// the variant names another transport) are document writes and
+		// reads billed as the store's are, under the same free tier.
+		reads, writes := p.Reads, p.Writes
+		if k := wakeKind(p.Variant.Wakeups); k == "" || k == "firestore" {
+			reads, writes = reads+p.WakeReads, writes+p.WakeWrites
+		}
+		ops("Firestore reads", reads, "firestore.read", "firestore.free_reads_per_day")
+		ops("Firestore writes", writes, "firestore.write", "firestore.free_writes_per_day")
 		ops("Firestore deletes", p.Deletes, "firestore.delete", "firestore.free_deletes_per_day")
 		st := storedGiB(w, a, rate)
 		b.add("Firestore storage", st*pr.Get("firestore.storage"), "%.3g GiB resident", st)

@@ -369,3 +369,34 @@ func TestBacklog(t *testing.T) {
 		}
 	}
 }
+
+// A Firestore deployment wakes its long polls through Firestore (the
+// store's default transport): those writes and reads are billed as the
+// store's are. At 100 msg/s a month is 262.8 M messages; one wake-up write
+// and one read each cost 2,628 × $0.18 + 2,628 × $0.06 = $630.72. Woken
+// through Pub/Sub instead, they are not Firestore operations.
+func TestFirestoreWakeupOperationsArePriced(t *testing.T) {
+	p, a := prices(t), DefaultAssumptions()
+	fs := unbatched("firestore")
+	fs.Reads, fs.Writes, fs.Deletes = 8.4, 6.2, 1
+	without := Price([]Profile{fs}, oneKiB, p, a, 100)[0]
+	fs.WakeWrites, fs.WakeReads = 1, 1
+	with := Price([]Profile{fs}, oneKiB, p, a, 100)[0]
+	near(t, "Firestore wake-up operations at 100 msg/s", with.Total-without.Total, 630.72, 0.01)
+	fs.Variant.Wakeups = "pubsub://p/t"
+	viaPubSub := Price([]Profile{fs}, oneKiB, p, a, 100)[0]
+	for _, item := range []string{"Firestore reads", "Firestore writes"} {
+		if lineUSD(viaPubSub, item) != lineUSD(without, item) {
+			t.Errorf("woken through Pub/Sub: %s $%.2f, want $%.2f (no Firestore operations for wake-ups)", item, lineUSD(viaPubSub, item), lineUSD(without, item))
+		}
+	}
+}
+
+func lineUSD(b Bill, item string) float64 {
+	for _, l := range b.Lines {
+		if l.Item == item {
+			return l.USD
+		}
+	}
+	return -1
+}
