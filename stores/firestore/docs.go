@@ -17,6 +17,8 @@
 package firestore
 
 import (
+	"strings"
+
 	"context"
 	"errors"
 	"fmt"
@@ -383,7 +385,8 @@ func (d *Docs) Sum(ctx context.Context, q docstore.Query, field string) (int64, 
 	if err != nil {
 		return 0, err
 	}
-	res, err := fq.NewAggregationQuery().WithCount("n").WithSum(field, "s").Get(ctx)
+	// A field name is one name, dots included (WithSum would read a path).
+	res, err := fq.NewAggregationQuery().WithCount("n").WithSumPath(fs.FieldPath{field}, "s").Get(ctx)
 	if err != nil {
 		return 0, readErr(ctx, err)
 	}
@@ -444,6 +447,11 @@ func (d *Docs) RunTx(ctx context.Context, fn func(ctx context.Context, tx docsto
 	case !reachedCommit && ctx.Err() == nil && transient(err):
 		// BeginTransaction failed, or a read did; no commit was sent.
 		return fmt.Errorf("%w: %w", docstore.ErrUnavailable, err)
+	case reachedCommit && (transient(err) || ctx.Err() != nil || closedTransaction(err)):
+		// A commit was sent and no answer came back, or the client's
+		// resend of it found the transaction closed: the first may have
+		// applied.
+		return fmt.Errorf("%w: %w", docstore.ErrOutcomeUnknown, err)
 	default:
 		// Including a commit that may or may not have applied.
 		return fmt.Errorf("firestore: transaction: %w", err)
@@ -544,6 +552,13 @@ func detach(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // transient: Firestore could not be reached or did not answer in time.
+// closedTransaction is Firestore's answer to a commit resent after the
+// first one went through (the client resends a Commit whose answer was
+// lost): the transaction is over, perhaps committed.
+func closedTransaction(err error) bool {
+	return status.Code(err) == codes.InvalidArgument && strings.Contains(status.Convert(err).Message(), "Transaction is invalid or closed")
+}
+
 func transient(err error) bool {
 	switch status.Code(err) {
 	case codes.Unavailable, codes.DeadlineExceeded:

@@ -45,6 +45,12 @@ func IndexesJSON(prefix string) ([]byte, error) {
 			}
 			in.Fields = append(in.Fields, field{FieldPath: f.Field, Order: o})
 		}
+		if n := len(ix.Fields); n > 0 && ix.Fields[n-1].Desc {
+			// Paged queries break ties by key ascending (Docs.query);
+			// left implicit, Firestore would index the key descending,
+			// as the last field, and the query would have no index.
+			in.Fields = append(in.Fields, field{FieldPath: "__name__", Order: "ASCENDING"})
+		}
 		out.Indexes = append(out.Indexes, in)
 	}
 	for _, u := range orderedbatch.Unindexed() {

@@ -3,6 +3,7 @@ package firestore
 import (
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluicehq/sluice/stores/docstore"
 )
@@ -14,7 +15,14 @@ import (
 // as bytesValue, nil as nullValue.
 func toValue(v any) (any, error) {
 	switch x := v.(type) {
-	case nil, int64, string, bool:
+	case string:
+		if !utf8.ValidString(x) {
+			// Firestore stores UTF-8 only; the request could not even be
+			// encoded, and the client would resend it until its deadline.
+			return nil, fmt.Errorf("firestore: a string that is not UTF-8 (Firestore stores UTF-8 only)")
+		}
+		return x, nil
+	case nil, int64, bool:
 		return x, nil
 	case []byte:
 		if x == nil {
