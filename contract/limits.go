@@ -64,9 +64,9 @@ const (
 
 // Windows of time that SQS rules count in.
 const (
-	DedupWindow            = 5 * time.Minute
-	ReceiveAttemptWindow   = 5 * time.Minute
-	PurgeInterval          = 60 * time.Second
-	QueueRecreateCooldown  = 60 * time.Second
-	MaxVisibilityFromFirst = MaxVisibilityTimeout * time.Second
+	DedupWindow              = 5 * time.Minute
+	ReceiveAttemptWindow     = 5 * time.Minute
+	PurgeInterval            = 60 * time.Second
+	QueueRecreateCooldown    = 60 * time.Second
+	MaxVisibilityFromReceive = MaxVisibilityTimeout * time.Second // a receipt's visibility ends at most this long after its receive
 )

@@ -359,9 +359,14 @@ type MessageChangeVisibilityParams struct {
 	Token     string
 	Locator   string        // as the claim returned it (ClaimedMessage.Locator)
 	Timeout   time.Duration // the message becomes visible this long after now
-	// MaxSinceFirstReceive caps now+Timeout at FirstReceivedAt plus this;
-	// beyond it the store changes nothing and reports TooLong.
-	MaxSinceFirstReceive time.Duration
+	// MaxSinceReceive caps now+Timeout at ReceivedAt plus this (or, with
+	// ReceivedAt zero, at the message's FirstReceivedAt plus this); beyond
+	// it the store changes nothing and reports TooLong
+	// (rules.VisibilityTooLong).
+	MaxSinceReceive time.Duration
+	// ReceivedAt is when the receive the receipt is of happened, as the
+	// service knows it from the receipt (zero: not known).
+	ReceivedAt time.Time
 	// ApplyExpired: apply the change also when the outcome is
 	// ReceiptExpired or ReceiptEarlier (Standard queues let any receipt of
 	// a message change its visibility).

@@ -421,8 +421,8 @@ const (
 // memo unless the claim names a receive attempt (a replay must reach the
 // store).
 func (s *Service) claim(ctx context.Context, p *stores.MessageClaimParams, look look) (*stores.MessageClaimResult, error) {
-	p.Token = newToken()
 	p.Now = s.now()
+	p.Token = newToken(p.Now)
 	memo := p.AttemptID == ""
 	start := s.wallNow()
 	if memo && look == lookFirst {
@@ -720,7 +720,7 @@ func (s *Service) changeOne(ctx context.Context, q *stores.Queue, handle string,
 	}
 	res, err := s.store.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{
 		QueueName: q.Name, QueueID: q.ID, MessageID: r.MessageID, Token: r.Token, Locator: r.Locator,
-		Timeout: time.Duration(*timeout) * time.Second, MaxSinceFirstReceive: contract.MaxVisibilityFromFirst,
+		Timeout: time.Duration(*timeout) * time.Second, MaxSinceReceive: contract.MaxVisibilityFromReceive, ReceivedAt: tokenTime(r.Token),
 		ApplyExpired: !q.FIFO, Now: s.now(),
 	})
 	if err != nil {

@@ -5,7 +5,9 @@ import (
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -80,10 +82,26 @@ func newQueueID() string {
 }
 
 // newToken returns a random claim token.
-func newToken() string {
+func newToken(receivedAt time.Time) string {
 	var b [16]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
-	return hex.EncodeToString(b[:])
+	return strconv.FormatInt(receivedAt.UnixMilli(), 36) + "." + hex.EncodeToString(b[:])
+}
+
+// tokenTime is the receive time a claim token carries (newToken), to the
+// millisecond: SQS caps a receipt's visibility at 12 hours from its
+// receive, and the receive is known by its token. Zero for a token without
+// one (made before tokens carried it).
+func tokenTime(token string) time.Time {
+	head, _, ok := strings.Cut(token, ".")
+	if !ok {
+		return time.Time{}
+	}
+	ms, err := strconv.ParseInt(head, 36, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
 }

@@ -3,10 +3,11 @@ package service
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReceiptRoundTrip(t *testing.T) {
-	r := receipt{QueueID: "q1", MessageID: "m-1", Token: newToken()}
+	r := receipt{QueueID: "q1", MessageID: "m-1", Token: newToken(time.Now())}
 	got, ok := decodeReceipt(encodeReceipt(r))
 	if !ok || got != r {
 		t.Fatalf("round trip: got %+v ok=%v, want %+v", got, ok, r)
@@ -52,5 +53,24 @@ func TestNewQueueID(t *testing.T) {
 			t.Fatalf("newQueueID() returned %q twice", id)
 		}
 		seen[id] = true
+	}
+}
+
+// A token carries its receive time to the millisecond; one without (made
+// before tokens carried it) has none, and neither has a token whose head is
+// not a number.
+func TestTokenTime(t *testing.T) {
+	at := time.Date(2026, 12, 6, 23, 50, 1, 234_567_000, time.UTC)
+	tok := newToken(at)
+	if got := tokenTime(tok); !got.Equal(at.Truncate(time.Millisecond)) {
+		t.Errorf("tokenTime(newToken(%v)) = %v", at, got)
+	}
+	if other := newToken(at); other == tok {
+		t.Error("two tokens of one instant are equal")
+	}
+	for _, old := range []string{"0123456789abcdef0123456789abcdef", "", "zz!.abc", "."} {
+		if got := tokenTime(old); !got.IsZero() {
+			t.Errorf("tokenTime(%q) = %v, want none", old, got)
+		}
 	}
 }

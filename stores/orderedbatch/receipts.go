@@ -223,7 +223,7 @@ func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageCh
 		} else {
 			first = tg.std.First
 		}
-		if rules.VisibilityTooLong(first, p.MaxSinceFirstReceive, until) {
+		if rules.VisibilityTooLong(first, p.ReceivedAt, p.MaxSinceReceive, until) {
 			res.TooLong = true
 			return nil
 		}

@@ -53,7 +53,7 @@ func TestStandardClaimsStartAfterAnInFlightFront(t *testing.T) {
 	// hint now, is receivable at once.
 	back := taken[0]
 	if _, err := s.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{QueueName: q.Name, QueueID: q.ID,
-		MessageID: back.ID, Token: back.Token, Timeout: 0, MaxSinceFirstReceive: 12 * time.Hour}); err != nil {
+		MessageID: back.ID, Token: back.Token, Timeout: 0, MaxSinceReceive: 12 * time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	if got := claim(1); len(got) != 1 || got[0].ID != back.ID {

@@ -743,7 +743,7 @@ func (s *Store) MessageChangeVisibility(ctx context.Context, p *stores.MessageCh
 		if d.firstRecv != nil {
 			first = *d.firstRecv
 		}
-		if rules.VisibilityTooLong(first, p.MaxSinceFirstReceive, until) {
+		if rules.VisibilityTooLong(first, p.ReceivedAt, p.MaxSinceReceive, until) {
 			res.TooLong = true
 			return nil
 		}

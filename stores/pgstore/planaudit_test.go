@@ -228,7 +228,7 @@ func hotOperations(t *testing.T, s *Store, std, fifo *stores.Queue) {
 		first := claim.Messages[0]
 		if _, err := s.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{QueueName: q.Name,
 			QueueID: q.ID, MessageID: first.ID, Token: first.Token, Timeout: 2 * time.Minute,
-			MaxSinceFirstReceive: 12 * time.Hour}); err != nil {
+			MaxSinceReceive: 12 * time.Hour}); err != nil {
 			t.Fatalf("change visibility: %v", err)
 		}
 		var receipts []stores.Receipt

@@ -72,10 +72,15 @@ func VisibilityChangeApplies(o stores.ReceiptOutcome, applyExpired bool) bool {
 }
 
 // VisibilityTooLong says whether making a message invisible until until
-// exceeds the cap of maxSinceFirstReceive after its first receive (SQS: a
-// message stays in flight at most 12 hours from when it was first
-// received). A cap of 0 or less is no cap; a message never received
-// (firstReceived zero) is not capped.
-func VisibilityTooLong(firstReceived time.Time, maxSinceFirstReceive time.Duration, until time.Time) bool {
-	return maxSinceFirstReceive > 0 && !firstReceived.IsZero() && until.After(firstReceived.Add(maxSinceFirstReceive))
+// exceeds the cap of maxSinceReceive after the receive the receipt is of
+// (SQS: "12 hours from the time that Amazon SQS receives the ReceiveMessage
+// request"), received, or, where that is not known (zero), after the
+// message's first receive, firstReceived. A cap of 0 or less is no cap; a
+// message never received is not capped.
+func VisibilityTooLong(firstReceived, received time.Time, maxSinceReceive time.Duration, until time.Time) bool {
+	from := received
+	if from.IsZero() {
+		from = firstReceived
+	}
+	return maxSinceReceive > 0 && !from.IsZero() && until.After(from.Add(maxSinceReceive))
 }

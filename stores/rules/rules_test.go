@@ -49,22 +49,25 @@ func TestReceiptApplies(t *testing.T) {
 
 func TestVisibilityTooLong(t *testing.T) {
 	cap := 12 * time.Hour
+	later := t0.Add(20 * time.Hour) // a redelivery's receive
 	cases := []struct {
-		name  string
-		first time.Time
-		cap   time.Duration
-		until time.Time
-		want  bool
+		name            string
+		first, received time.Time
+		cap             time.Duration
+		until           time.Time
+		want            bool
 	}{
-		{"well inside", t0, cap, t0.Add(time.Hour), false},
-		{"exactly at the cap", t0, cap, t0.Add(cap), false},
-		{"past the cap", t0, cap, t0.Add(cap + time.Microsecond), true},
-		{"no cap", t0, 0, t0.Add(100 * cap), false},
-		{"never received", time.Time{}, cap, t0, false},
-		{"clock went back", t0, cap, t0.Add(-time.Hour), false},
+		{"well inside", t0, time.Time{}, cap, t0.Add(time.Hour), false},
+		{"exactly at the cap", t0, time.Time{}, cap, t0.Add(cap), false},
+		{"past the cap", t0, time.Time{}, cap, t0.Add(cap + time.Microsecond), true},
+		{"no cap", t0, time.Time{}, 0, t0.Add(100 * cap), false},
+		{"never received", time.Time{}, time.Time{}, cap, t0, false},
+		{"clock went back", t0, time.Time{}, cap, t0.Add(-time.Hour), false},
+		{"from the receipt's receive", t0, later, cap, later.Add(cap), false},
+		{"past the receipt's receive's cap", t0, later, cap, later.Add(cap + time.Microsecond), true},
 	}
 	for _, c := range cases {
-		if got := rules.VisibilityTooLong(c.first, c.cap, c.until); got != c.want {
+		if got := rules.VisibilityTooLong(c.first, c.received, c.cap, c.until); got != c.want {
 			t.Errorf("%s: VisibilityTooLong = %v, want %v", c.name, got, c.want)
 		}
 	}

@@ -574,7 +574,7 @@ func TestReceiptOutcomes(t *testing.T) {
 	cv := func(token string, now time.Time, timeout time.Duration, applyExpired bool) stores.MessageChangeVisibilityResult {
 		t.Helper()
 		r, err := f.e.MessageChangeVisibility(ctx, &stores.MessageChangeVisibilityParams{QueueName: "q", MessageID: "m", Token: token,
-			Timeout: timeout, MaxSinceFirstReceive: 12 * time.Hour, ApplyExpired: applyExpired, Now: now})
+			Timeout: timeout, MaxSinceReceive: 12 * time.Hour, ApplyExpired: applyExpired, Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}

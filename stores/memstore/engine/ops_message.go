@@ -295,7 +295,7 @@ func (e *Engine) MessageChangeVisibility(ctx context.Context, p *stores.MessageC
 			return nil
 		}
 		until := t.now.Add(max(p.Timeout, 0))
-		if rules.VisibilityTooLong(m.rec.Message.FirstReceivedAt, p.MaxSinceFirstReceive, until) {
+		if rules.VisibilityTooLong(m.rec.Message.FirstReceivedAt, p.ReceivedAt, p.MaxSinceReceive, until) {
 			res.TooLong = true
 			return nil
 		}
