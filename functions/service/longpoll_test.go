@@ -386,3 +386,21 @@ func TestSecondDelayedMessageReachesTheOtherPoll(t *testing.T) {
 		}
 	}
 }
+
+// A long poll sleeps until a known visibility change, but at least 20 ms
+// (the store's clock may lag), and never past the end of its wait.
+func TestLongPollSleepsUntilTheNextChange(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct{ sleep, d, want time.Duration }{
+		{sleep: 1000 * ms, d: 300 * ms, want: 300 * ms},   // the change comes first
+		{sleep: 1000 * ms, d: 2000 * ms, want: 1000 * ms}, // the wait ends first
+		{sleep: 1000 * ms, d: 1 * ms, want: 20 * ms},      // the floor
+		{sleep: 1000 * ms, d: -50 * ms, want: 20 * ms},    // already due on the store's clock
+		{sleep: 5 * ms, d: 1 * ms, want: 5 * ms},          // the floor never passes the deadline
+		{sleep: 5 * ms, d: -1 * ms, want: 5 * ms},
+	} {
+		if got := service.UntilNextChange(c.sleep, c.d); got != c.want {
+			t.Errorf("sleep %s, next change in %s: slept %s, want %s", c.sleep, c.d, got, c.want)
+		}
+	}
+}

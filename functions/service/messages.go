@@ -377,11 +377,7 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 			l.Waiting() // wake-ups go to waiting polls first
 		}
 		if !res.NextChange.IsZero() {
-			if d := res.NextChange.Sub(s.wallNow()); d < sleep {
-				// The floor: NextChange is on the store's clock, which may
-				// lag this one; a poll must not spin while they disagree.
-				sleep = max(d, nextChangeFloor)
-			}
+			sleep = untilNextChange(sleep, res.NextChange.Sub(s.wallNow()))
 		}
 		timer := time.NewTimer(sleep)
 		select {
@@ -473,6 +469,18 @@ func (s *Service) handOnNextChange(queue string, next time.Time) {
 
 // nextChangeFloor is the shortest wait for a NextChange.
 const nextChangeFloor = 20 * time.Millisecond
+
+// untilNextChange shortens a long poll's sleep to end when a known
+// visibility change comes, d from now, but not below nextChangeFloor:
+// NextChange is on the store's clock, which may lag this one, and a poll
+// must not spin while they disagree. The floor never lengthens the sleep,
+// which already ends by the poll's deadline.
+func untilNextChange(sleep, d time.Duration) time.Duration {
+	if d >= sleep {
+		return sleep
+	}
+	return min(max(d, nextChangeFloor), sleep)
+}
 
 // contendedPause is how long a long poll whose claim lost to other
 // receivers waits before it looks again: 10 to 40 ms.

@@ -77,11 +77,7 @@ func (c *combiner[K, Req, Res]) do(ctx context.Context, key K, req Req, size int
 		c.mu.Unlock()
 		runtime.Gosched()
 		c.mu.Lock()
-		if len(l.pending) > 0 {
-			batch = c.take(l)
-		} else {
-			c.next(key, l) // a runner took this call meanwhile: end this turn
-		}
+		batch = c.next(key, l) // nil when a runner took this call meanwhile: the turn ends
 	}
 	c.mu.Unlock()
 	if batch != nil {
@@ -129,8 +125,8 @@ func (c *combiner[K, Req, Res]) runTurn(ctx context.Context, key K, l *lane[Req,
 	}
 	c.mu.Unlock()
 	if !handed {
-		// Every caller in it gave up: it runs anyway, as it would have
-		// had they waited (a queued call is never dropped).
+		// Every caller in it gave up after it was taken: it runs anyway,
+		// as it would have had they waited.
 		go c.runTurn(context.WithoutCancel(ctx), key, l, next)
 	}
 }
@@ -138,8 +134,8 @@ func (c *combiner[K, Req, Res]) runTurn(ctx context.Context, key K, l *lane[Req,
 // next takes the lane's next batch, or, when nothing waits, ends this
 // runner's turn. c.mu is held.
 func (c *combiner[K, Req, Res]) next(key K, l *lane[Req, Res]) []*call[Req, Res] {
-	if len(l.pending) > 0 {
-		return c.take(l)
+	if batch := c.take(l); batch != nil {
+		return batch
 	}
 	l.running--
 	if l.running == 0 {
@@ -148,15 +144,26 @@ func (c *combiner[K, Req, Res]) next(key K, l *lane[Req, Res]) []*call[Req, Res]
 	return nil
 }
 
-// take removes the next batch from the lane's queue, oldest first. c.mu is
-// held.
+// take removes the next batch from the lane's queue, oldest first, or
+// returns nil when no call waits. A call whose caller gave up while it was
+// queued is dropped: its caller was answered with an error, so nothing
+// was acknowledged, and running it would only do work nobody sees (a claim
+// for a receive that left hides messages until their visibility ends).
+// c.mu is held.
 func (c *combiner[K, Req, Res]) take(l *lane[Req, Res]) []*call[Req, Res] {
+	var batch []*call[Req, Res]
 	n, size := 0, 0
-	for n < len(l.pending) && (n == 0 || size+l.pending[n].size <= c.maxSize) {
-		size += l.pending[n].size
-		n++
+	for ; n < len(l.pending); n++ {
+		cl := l.pending[n]
+		if cl.gone {
+			continue
+		}
+		if len(batch) > 0 && size+cl.size > c.maxSize {
+			break
+		}
+		size += cl.size
+		batch = append(batch, cl)
 	}
-	batch := l.pending[:n:n]
 	l.pending = append([]*call[Req, Res](nil), l.pending[n:]...)
 	return batch
 }

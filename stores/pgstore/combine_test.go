@@ -76,11 +76,17 @@ func TestCombinerRoutesResults(t *testing.T) {
 }
 
 // A batch's error reaches every call in it; a caller that gives up gets its
-// context's error and the others still get their results.
+// context's error, its call never runs, and the others still get their
+// results.
 func TestCombinerErrorsAndCancel(t *testing.T) {
 	boom := errors.New("boom")
 	release := make(chan struct{})
+	var ranMu sync.Mutex
+	var ran []int
 	c := newCombiner(1, 100, func(ctx context.Context, key string, reqs []int) ([]int, error) {
+		ranMu.Lock()
+		ran = append(ran, reqs...)
+		ranMu.Unlock()
 		if reqs[0] == 0 {
 			<-release // hold the lane so that the next calls queue up
 			return []int{0}, nil
@@ -124,6 +130,13 @@ func TestCombinerErrorsAndCancel(t *testing.T) {
 	for range 2 {
 		if err := <-errs; !errors.Is(err, boom) {
 			t.Errorf("call in the failing batch: %v, want boom", err)
+		}
+	}
+	ranMu.Lock()
+	defer ranMu.Unlock()
+	for _, r := range ran {
+		if r == 1 {
+			t.Errorf("the call whose caller gave up while queued ran (calls run: %v)", ran)
 		}
 	}
 }
