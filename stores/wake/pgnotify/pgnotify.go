@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/sluicehq/sluice/stores/wake"
@@ -255,9 +256,35 @@ func (t *Transport) listenConn(ctx context.Context) (*pgx.Conn, error) {
 	return conn, nil
 }
 
+// quietCheckEvery is how long the listening connection may stay silent
+// before the listener asks it for an answer, and quietCheckTimeout how
+// long that answer may take. A connection that went silent (a stalled
+// proxy or middlebox, a host gone without a reset) would otherwise count
+// as listening until TCP gave up on it, minutes later or, when something
+// on the way still acknowledges its segments, never: all that while every
+// other instance's wake-ups are lost here, unnoticed, and this instance's
+// long polls rely on them.
+var (
+	quietCheckEvery   = 30 * time.Second
+	quietCheckTimeout = 5 * time.Second
+)
+
 func (t *Transport) receive(ctx context.Context, conn *pgx.Conn, r wake.Receiver) error {
 	for {
-		n, err := conn.WaitForNotification(ctx)
+		wctx, cancel := context.WithTimeout(ctx, quietCheckEvery)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		if err != nil && ctx.Err() == nil && pgconn.Timeout(err) {
+			// Quiet for a while: does the connection still answer? A
+			// notification that comes meanwhile is kept for the next wait.
+			pctx, cancel := context.WithTimeout(ctx, quietCheckTimeout)
+			err = conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("pgnotify: the listening connection did not answer within %s: %w", quietCheckTimeout, err)
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}
