@@ -497,8 +497,12 @@ func openJournal(dir string, folded uint64, end journalEnd, apply func(k recordK
 		}
 		gens[i] = g
 	}
-	if gens[1].off > 0 {
-		// A crash during the fold of the first: fold it again.
+	if gens[1].off > 0 || end.set && end.gen == gens[1].gen {
+		// A crash during the fold of the first: fold it again. Or a
+		// commit failed as the second's first record: the next one goes
+		// over it there, since a record left whole at the start of the
+		// second would be replayed after everything written in the first
+		// meanwhile.
 		j.folding, j.cur = gens[0], gens[1]
 	} else {
 		j.cur = gens[0]
