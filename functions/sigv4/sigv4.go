@@ -8,7 +8,9 @@
 //
 //   - the URI path is the request's escaped path escaped once more, every
 //     byte but A-Z a-z 0-9 - . _ ~ and "/" as %XX (so "%" becomes "%25");
-//     an empty path is "/"; dot segments are kept as they are;
+//     an empty path is "/"; a signature of the path without its empty
+//     and dot segments (botocore's and the JavaScript SDK's, which send
+//     the path as it is) is taken too;
 //   - the query string is every parameter but X-Amz-Signature, names and
 //     values decoded and encoded again (unreserved bytes kept, space as
 //     %20), sorted by name, then by value;
@@ -234,11 +236,21 @@ func (v *Verifier) Verify(r *http.Request, body []byte) (Caller, error) {
 		return Caller{}, err
 	}
 	scope := day + "/" + v.region + "/" + v.service + "/" + terminator
-	creq := canonicalRequest(r, a, payload)
-	sts := stringToSign(a.amzDate, scope, creq)
-	want := hex.EncodeToString(hmacSHA256(signingKey(key.SecretAccessKey, day, v.region, v.service), sts))
-	if subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(a.signature))) != 1 {
-		return Caller{}, errSignatureDoesNotMatch()
+	sk := signingKey(key.SecretAccessKey, day, v.region, v.service)
+	signedWith := func(path string) bool {
+		sts := stringToSign(a.amzDate, scope, canonicalRequest(r, path, a, payload))
+		want := hex.EncodeToString(hmacSHA256(sk, sts))
+		return subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(a.signature))) == 1
+	}
+	// The Go SDK signs the path as sent; botocore and the JavaScript SDK
+	// sign it without empty and dot segments (and send it as it is). A
+	// path that has them names no queue (see httpapi's pathQueueURL), so
+	// either way the signed query or body decides what the request does.
+	path := r.URL.EscapedPath()
+	if !signedWith(path) {
+		if norm := withoutDotSegments(path); norm == path || !signedWith(norm) {
+			return Caller{}, errSignatureDoesNotMatch()
+		}
 	}
 	return Caller{AccessKeyID: key.AccessKeyID, AccountID: key.AccountID}, nil
 }
@@ -427,12 +439,13 @@ func (v *Verifier) payloadHash(r *http.Request, body []byte) (string, error) {
 	return "", errSignatureDoesNotMatch()
 }
 
-// canonicalRequest builds the canonical request of r for the fields of a.
-func canonicalRequest(r *http.Request, a *auth, payload string) string {
+// canonicalRequest builds the canonical request of r, taking path (the
+// escaped path) for r's, for the fields of a.
+func canonicalRequest(r *http.Request, path string, a *auth, payload string) string {
 	var b strings.Builder
 	b.WriteString(r.Method)
 	b.WriteByte('\n')
-	b.WriteString(canonicalURI(r))
+	b.WriteString(canonicalURI(path))
 	b.WriteByte('\n')
 	b.WriteString(canonicalQuery(parseQuery(r.URL.RawQuery)))
 	b.WriteByte('\n')
@@ -449,14 +462,39 @@ func canonicalRequest(r *http.Request, a *auth, payload string) string {
 	return b.String()
 }
 
-// canonicalURI escapes the request's escaped path once more, as non-S3
-// services do.
-func canonicalURI(r *http.Request) string {
-	p := r.URL.EscapedPath()
+// canonicalURI escapes an escaped path once more, as non-S3 services do.
+func canonicalURI(p string) string {
 	if p == "" {
 		return "/"
 	}
 	return escape(p, false)
+}
+
+// withoutDotSegments is the path as botocore and the JavaScript SDK sign
+// it for services other than S3: empty and "." segments dropped, ".."
+// dropping the segment before it, the leading "/" kept, and the trailing
+// one when a segment is left.
+func withoutDotSegments(p string) string {
+	var out []string
+	for _, seg := range strings.Split(p, "/") {
+		switch seg {
+		case "", ".":
+		case "..":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+		default:
+			out = append(out, seg)
+		}
+	}
+	norm := strings.Join(out, "/")
+	if strings.HasPrefix(p, "/") {
+		norm = "/" + norm
+	}
+	if len(out) > 0 && strings.HasSuffix(p, "/") {
+		norm += "/"
+	}
+	return norm
 }
 
 // escape percent-encodes every byte of s but the unreserved ones (and "/"

@@ -149,7 +149,7 @@ func checkCanonical(t *testing.T, v *Verifier, sr *http.Request, body []byte, wa
 	if err != nil {
 		t.Fatalf("payload: %v", err)
 	}
-	if got := canonicalRequest(sr, a, payload); got != want {
+	if got := canonicalRequest(sr, sr.URL.EscapedPath(), a, payload); got != want {
 		t.Errorf("canonical request\n got: %q\nwant: %q", got, want)
 	}
 }
@@ -482,4 +482,55 @@ func TestContentSHA256MustBeTheBody(t *testing.T) {
 	}
 	_, err := v.Verify(sr, bytes.Replace(got, []byte("pay 10"), []byte("pay 99"), 1))
 	wantErr(t, err, "SignatureDoesNotMatch", 403, MessageSignatureDoesNotMatch)
+}
+
+// botocore and the JavaScript SDK sign the path without its empty and dot
+// segments, and send it as it is: an endpoint with "//" in it verifies.
+// Any other path stays refused.
+func TestPathSignedWithoutDotSegments(t *testing.T) {
+	v := newVerifier(t, t0.Add(time.Minute))
+	// signedAt signs a request to the path signed, and sends it to sent.
+	signedAt := func(signed, sent string) (*http.Request, []byte) {
+		body := `{"QueueUrl":"q","MessageBody":"hi"}`
+		r := buildRequest(t, signCase{method: "POST", url: "http://localhost:9324" + signed, body: body,
+			headers: map[string][]string{"X-Amz-Target": {"AmazonSQS.SendMessage"}}})
+		s, _ := signer()
+		if err := s.SignHTTP(context.Background(), creds(testKey), r, hashOf([]byte(body)), "sqs", "us-east-1", t0); err != nil {
+			t.Fatal(err)
+		}
+		r.URL.Path, r.URL.RawPath = sent, ""
+		return onWire(t, r)
+	}
+	for _, c := range []struct{ signed, sent string }{
+		{"/", "//"},
+		{"/prod/", "/prod//"},
+		{"/prod/123456789012/q", "/prod//123456789012/q"},
+		{"/a/c/", "/a/./b/../c//"},
+		{"/a//b", "/a//b"}, // the Go SDK signs the path as sent
+	} {
+		r, body := signedAt(c.signed, c.sent)
+		if _, err := v.Verify(r, body); err != nil {
+			t.Errorf("signed %q, sent %q: %v", c.signed, c.sent, err)
+		}
+	}
+	for _, c := range []struct{ signed, sent string }{
+		{"/prod/", "/prod2//"},
+		{"/a/b", "/a//c"},
+		{"/a//b", "/a/b"},
+	} {
+		r, body := signedAt(c.signed, c.sent)
+		_, err := v.Verify(r, body)
+		wantErr(t, err, "SignatureDoesNotMatch", 403, "The request signature we calculated does not match")
+	}
+}
+
+func TestWithoutDotSegments(t *testing.T) {
+	for in, want := range map[string]string{
+		"": "", "/": "/", "//": "/", "/a": "/a", "/a/": "/a/", "/a//b/": "/a/b/",
+		"/a/./b/../c": "/a/c", "/..": "/", "/a/..": "/", "/a/../": "/", "a//b": "a/b",
+	} {
+		if got := withoutDotSegments(in); got != want {
+			t.Errorf("withoutDotSegments(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
