@@ -142,6 +142,21 @@ func testRetention(t *testing.T, s suite) {
 		e.del(url, m[0].ReceiptHandle)
 	})
 
+	s.test(t, "FIFOExpiredInFlightFreesGroup", func(e *env) {
+		// An in-flight message expires at its retention (ExpiresInFlight),
+		// so it holds its FIFO group no longer: the next message of the
+		// group, still within its own retention, is receivable then, not
+		// when the expired one's visibility timeout ends.
+		url := e.createFIFO("f.fifo", map[string]string{"MessageRetentionPeriod": "60", "VisibilityTimeout": "600", "ContentBasedDeduplication": "true"})
+		e.sendFIFO(url, "A", "g", "")
+		e.clock.Advance(secs(30))
+		e.sendFIFO(url, "B", "g", "")
+		e.clock.Advance(secs(20))
+		wantBodies(e.t, e.recvVT(url, 1, 600), "A")
+		e.clock.Advance(secs(15)) // A past its retention, B not
+		wantBodies(e.t, e.recv(url, 10), "B")
+	})
+
 	s.test(t, "Default", func(e *env) {
 		url := e.create("q", nil)
 		e.send(url, "m")

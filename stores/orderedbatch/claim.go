@@ -596,6 +596,13 @@ func (c *claim) fromGroup(g *group, cache map[docstore.Key]*manifestDoc) ([]atte
 			w.span(mem.Start, mem.End)
 			continue
 		}
+		if mem != nil && !c.q.retained(mem.SentAt, now) {
+			// Past retention, in flight or not: gone (SQS drops in-flight
+			// messages at retention too), so it holds the group no longer.
+			mem.Del, changed = true, true
+			w.span(mem.Start, mem.End)
+			continue
+		}
 		if mem != nil && mem.Vis.After(now) {
 			break // in flight: the group gives nothing more
 		}

@@ -17,12 +17,15 @@ type group struct {
 	rec  groupRec
 	gen  int64
 	seen bool // it exists in the queue's current generation
+	// retention is the queue's: a member in flight past it is gone, so
+	// the group is ready again by then.
+	retention time.Duration
 	// dirty: write it back at the end.
 	dirty bool
 }
 
 func loadGroup(d *docstore.Doc, k docstore.Key, gk string, q *queueRec) (*group, error) {
-	g := &group{key: k, inc: q.Queue.ID, gk: gk, gen: q.Gen}
+	g := &group{key: k, inc: q.Queue.ID, gk: gk, gen: q.Gen, retention: q.Queue.Retention}
 	if d == nil {
 		return g, nil
 	}
@@ -146,6 +149,11 @@ func (g *group) settle(now, headVis time.Time) {
 	switch {
 	case len(g.rec.Members) > 0:
 		ready = g.rec.Members[0].Vis
+		if g.retention > 0 {
+			if exp := g.rec.Members[0].SentAt.Add(g.retention); exp.Before(ready) {
+				ready = exp
+			}
+		}
 	case ready.IsZero():
 		ready = now
 	}
