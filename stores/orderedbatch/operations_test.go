@@ -3,6 +3,7 @@ package orderedbatch_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -207,5 +208,35 @@ func TestDeleteBeforeABacklogReadsTheGroupOnly(t *testing.T) {
 		if r, w, d, _, _ := o.take(); r != 1 || w != 1 || d != 1 {
 			t.Errorf("round %d: delete with messages behind: %d reads, %d writes, %d deletes; want 1, 1, 1", round, r, w, d)
 		}
+	}
+}
+
+// The same Standard receipt twice in one delete: the second finds its
+// message deleted by the first (stores.ReceiptGone), as the store contract
+// says, so the service counts one deletion.
+func TestSameStandardReceiptTwiceInOneDelete(t *testing.T) {
+	st := orderedbatch.New(memdocs.New(), orderedbatch.Options{Name: "memdocs"})
+	ctx := context.Background()
+	now := time.Now()
+	q, err := st.QueueCreate(ctx, &stores.QueueCreateParams{Now: now, Queue: &stores.Queue{Name: "q", ID: "0123456789abcdef", Attributes: map[string]string{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.MessageSend(ctx, &stores.MessageSendParams{QueueName: "q", QueueID: q.Queue.ID, Now: now,
+		Messages: []stores.NewMessage{{ID: "00000000-0000-0000-0000-000000000001", Body: "b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: "q", QueueID: q.Queue.ID, Max: 1, VisibilityTimeout: time.Minute, Token: "t", Now: now})
+	if err != nil || len(res.Messages) != 1 {
+		t.Fatalf("claim: %v, %d messages", err, len(res.Messages))
+	}
+	m := res.Messages[0]
+	r := stores.Receipt{MessageID: m.ID, Token: m.Token, Locator: m.Locator}
+	del, err := st.MessageDelete(ctx, &stores.MessageDeleteParams{QueueName: "q", QueueID: q.Queue.ID, Now: now, Receipts: []stores.Receipt{r, r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []stores.ReceiptOutcome{stores.ReceiptCurrent, stores.ReceiptGone}; !slices.Equal(del.Outcomes, want) {
+		t.Errorf("outcomes %v, want %v", del.Outcomes, want)
 	}
 }

@@ -144,7 +144,14 @@ func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams
 		}
 		outs = make([]stores.ReceiptOutcome, len(p.Receipts))
 		touched := map[*group]bool{}
+		// Standard messages deleted so far: each receipt has a copy of its
+		// message of its own (FIFO receipts share their group's).
+		deleted := map[docstore.Key]bool{}
 		for i, r := range p.Receipts {
+			if tg := tgs[i]; tg != nil && tg.std != nil && deleted[tg.key] {
+				outs[i] = stores.ReceiptGone
+				continue
+			}
 			d, m := tgs[i].delivery(q, r.MessageID, t)
 			outs[i] = rules.JudgeReceipt(d, r.Token, t.now)
 			if !rules.DeleteApplies(outs[i], p.KeepExpired) {
@@ -152,7 +159,7 @@ func (s *Store) MessageDelete(ctx context.Context, p *stores.MessageDeleteParams
 			}
 			if tg := tgs[i]; tg.std != nil {
 				t.deleteWithChunks(tg.key, tg.std.Chunks)
-				tg.std = nil // a later receipt of it finds it gone
+				deleted[tg.key] = true
 				continue
 			}
 			m.Del = true
