@@ -294,15 +294,16 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		depth = newDepthCollector(svc, cmp.Or(n, 100), ttl)
 	}
 	m.watch(svc, raw, hub, transport, depth)
+	budget := httpapi.NewBodyBudget(cfg.BodyMemory) // the SQS API's and the console's bodies together
 	sqs := httpapi.NewHandler(svc, httpapi.Options{Logger: logger, MaxBodyBytes: cfg.MaxBodyBytes,
-		BodyMemory: cfg.BodyMemory, BodyTimeout: cfg.BodyTimeout, TrustForwarded: cfg.TrustForwarded,
+		Budget: budget, BodyTimeout: cfg.BodyTimeout, TrustForwarded: cfg.TrustForwarded,
 		RequestLogLevel: cfg.RequestLogLevel, Observe: m.observeRequest, Verify: verify})
 	if cfg.Console {
 		var keys []sigv4.Key
 		if cfg.Auth == AuthSigV4 {
 			keys = cfg.AuthKeys
 		}
-		a.console = console.New(console.Config{Service: svc, Keys: keys, TrustForwarded: cfg.TrustForwarded, Logger: logger})
+		a.console = console.New(console.Config{Service: svc, Keys: keys, TrustForwarded: cfg.TrustForwarded, Budget: budget, Logger: logger})
 		logger.Info("web console", "path", console.Path+"/", "basic_auth", len(keys) > 0)
 	}
 	a.handler = a.routes(sqs, a.metricsHere)

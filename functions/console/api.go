@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/contract"
+	"github.com/sluicehq/sluice/functions/httpapi"
 )
 
 // maxBody bounds an API request: a test message of the largest size SQS
@@ -54,15 +55,29 @@ func (c *Console) serveAPI(w http.ResponseWriter, r *http.Request, s session, na
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		// The body counts against the memory budget the SQS API's bodies
+		// share: its declared length, or the most it may be.
+		n := r.ContentLength
+		if n < 0 || n > maxBody {
+			n = maxBody
+		}
+		if !c.cfg.Budget.Take(n) {
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusServiceUnavailable, "RequestThrottled", "too many request bodies are in flight; retry later")
+			return
+		}
+		defer c.cfg.Budget.Give(n)
 	}
 	e.run(w, r, s)
 }
 
-// readJSON decodes the body into v, answering a bad one.
+// readJSON decodes the body into v, answering a bad one. Text that is not
+// Unicode is marked as the SQS API marks it (httpapi.MarkInvalidText), so
+// that a message body the API refuses is refused here too, not repaired.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	b, err := io.ReadAll(r.Body)
 	if err == nil {
-		err = json.Unmarshal(b, v)
+		err = json.Unmarshal(httpapi.MarkInvalidText(b), v)
 	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequest", "the body is not the JSON this call takes")

@@ -77,7 +77,10 @@ type Config struct {
 	TrustForwarded bool
 	// MaxQueues bounds the queues one listing shows; 0 means 200.
 	MaxQueues int
-	Logger    *slog.Logger
+	// Budget is the memory budget of request bodies the console's share
+	// with the SQS API's (httpapi.Options.Budget); nil: one of its own.
+	Budget *httpapi.BodyBudget
+	Logger *slog.Logger
 }
 
 // Console is the console's HTTP handler, for requests under Path.
@@ -95,6 +98,9 @@ func New(cfg Config) *Console {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Budget == nil {
+		cfg.Budget = httpapi.NewBodyBudget(0)
 	}
 	static, _ := fs.Sub(assets, "assets")
 	return &Console{cfg: cfg, svc: cfg.Service, log: cfg.Logger, static: static}
@@ -123,7 +129,11 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rest := strings.TrimPrefix(r.URL.Path, Path)
 	switch {
 	case rest == "":
-		http.Redirect(w, r, Path+"/", http.StatusMovedPermanently)
+		// Relative, so that it stays under a front end's prefix (an API
+		// Gateway stage), which the app takes off the path before the
+		// console sees it.
+		h.Set("Location", path.Base(Path)+"/")
+		w.WriteHeader(http.StatusMovedPermanently)
 	case strings.HasPrefix(rest, "/api/"):
 		c.serveAPI(w, r, sess, strings.TrimPrefix(rest, "/api/"))
 	default:

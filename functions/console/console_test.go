@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -141,7 +142,7 @@ func TestPageAndAssetsServed(t *testing.T) {
 	r := newRig(t)
 	resp := r.request(http.MethodGet, "", "", nil)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != console.Path+"/" {
+	if loc := resp.Request.URL.ResolveReference(&url.URL{Path: resp.Header.Get("Location")}); resp.StatusCode != http.StatusMovedPermanently || loc.Path != console.Path+"/" {
 		t.Fatalf("GET %s: %d to %q, want a redirect to the slash", console.Path, resp.StatusCode, resp.Header.Get("Location"))
 	}
 	for path, want := range map[string]string{"/": "text/html", "/app.js": "javascript", "/app.css": "text/css"} {

@@ -48,6 +48,9 @@ type Options struct {
 	// together; beyond it requests are throttled (RequestThrottled). 0 means
 	// DefaultBodyMemory.
 	BodyMemory int64
+	// Budget, when set, is the body budget this handler shares with other
+	// front ends of the process (the console); BodyMemory is then unused.
+	Budget *BodyBudget
 	// BodyTimeout bounds how long a request body may take to arrive; 0
 	// means DefaultBodyTimeout.
 	BodyTimeout time.Duration
@@ -78,7 +81,7 @@ type handler struct {
 	reqLevel slog.Leveler
 	observe  func(*RequestInfo)
 
-	budget         *bodyBudget
+	budget         *BodyBudget
 	bodyTimeout    time.Duration
 	trustForwarded bool
 	verify         func(*http.Request, []byte) (Caller, error)
@@ -119,15 +122,15 @@ func (s *signingRegions) note(region, own string, log *slog.Logger) {
 func NewHandler(svc *service.Service, opts Options) http.Handler {
 	h := &handler{svc: svc, log: opts.Logger, max: opts.MaxBodyBytes, ops: operations,
 		reqLevel: opts.RequestLogLevel, observe: opts.Observe,
-		budget: &bodyBudget{max: opts.BodyMemory}, bodyTimeout: opts.BodyTimeout, trustForwarded: opts.TrustForwarded, verify: opts.Verify}
+		budget: opts.Budget, bodyTimeout: opts.BodyTimeout, trustForwarded: opts.TrustForwarded, verify: opts.Verify}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
 	if h.reqLevel == nil {
 		h.reqLevel = slog.LevelDebug
 	}
-	if h.budget.max <= 0 {
-		h.budget.max = DefaultBodyMemory
+	if h.budget == nil {
+		h.budget = NewBodyBudget(opts.BodyMemory)
 	}
 	if h.bodyTimeout <= 0 {
 		h.bodyTimeout = DefaultBodyTimeout
@@ -210,7 +213,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.done()
 	}()
 
-	defer func() { h.budget.give(x.held) }()
+	defer func() { h.budget.Give(x.held) }()
 	ctx := service.WithRequestID(service.WithRequestBase(r.Context(), requestBase(r, h.trustForwarded)), x.id)
 	if h := r.Header.Get("X-Amzn-Trace-Id"); h != "" {
 		ctx = service.WithTraceHeader(ctx, h)

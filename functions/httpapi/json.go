@@ -47,7 +47,7 @@ func decodeJSON(body []byte, in any) *contract.Error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(markInvalidText(body), in); err != nil {
+	if err := json.Unmarshal(MarkInvalidText(body), in); err != nil {
 		return jsonDecodeError(err)
 	}
 	return nil

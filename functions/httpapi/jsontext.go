@@ -8,7 +8,7 @@ import (
 // encoding/json repairs text that is not Unicode: invalid UTF-8 in a string
 // and a lone surrogate escape (\ud800) both decode to U+FFFD, which the
 // contract accepts, while the Query protocol hands the same bytes over as
-// they are and the contract refuses them. markInvalidText rewrites each such
+// they are and the contract refuses them. MarkInvalidText rewrites each such
 // byte or escape inside a JSON string to \uffff, a noncharacter that every
 // character check of the contract refuses as it refuses the raw bytes, so
 // that both protocols give the same answer.
@@ -17,8 +17,9 @@ import (
 // SQS accepts (#x20-#xD7FF | #xE000-#xFFFD | ...).
 const invalidMark = `\uffff`
 
-// markInvalidText returns body, or a copy with its non-text marked.
-func markInvalidText(body []byte) []byte {
+// MarkInvalidText returns body, or a copy with its non-text marked. Every
+// JSON front end (the SQS handler, the console) decodes through it.
+func MarkInvalidText(body []byte) []byte {
 	if utf8.Valid(body) && !hasSurrogateEscape(body) {
 		return body
 	}

@@ -19,8 +19,8 @@ func TestMarkInvalidText(t *testing.T) {
 		{"{\"a\xff\":1}", `{"a\uffff":1}`},                         // member names too
 		{`{"a":"\ud8"}`, `{"a":"\ud8"}`},                           // truncated: left to encoding/json
 	} {
-		if got := string(markInvalidText([]byte(c.in))); got != c.want {
-			t.Errorf("markInvalidText(%q) = %q, want %q", c.in, got, c.want)
+		if got := string(MarkInvalidText([]byte(c.in))); got != c.want {
+			t.Errorf("MarkInvalidText(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
@@ -29,7 +29,7 @@ func FuzzMarkInvalidText(f *testing.F) {
 	f.Add(`{"a":"\ud800\\u"}`)
 	f.Add("{\"a\":\"\xff\"}")
 	f.Fuzz(func(t *testing.T, s string) {
-		out := markInvalidText([]byte(s))
+		out := MarkInvalidText([]byte(s))
 		if !utf8.Valid(out) && utf8.ValidString(s) {
 			t.Fatalf("made %q invalid: %q", s, out)
 		}

@@ -30,15 +30,25 @@ const (
 	bodyChunk = 64 << 10
 )
 
-// bodyBudget counts the bytes that request bodies in flight hold.
-type bodyBudget struct {
+// BodyBudget counts the bytes that request bodies in flight hold, across
+// the front ends that share it (the SQS handler, the console).
+type BodyBudget struct {
 	mu   sync.Mutex
 	max  int64
 	used int64
 }
 
-// take reserves n bytes, or reports that they are not available.
-func (b *bodyBudget) take(n int64) bool {
+// NewBodyBudget returns a budget of max bytes (DefaultBodyMemory when max
+// is not positive).
+func NewBodyBudget(max int64) *BodyBudget {
+	if max <= 0 {
+		max = DefaultBodyMemory
+	}
+	return &BodyBudget{max: max}
+}
+
+// Take reserves n bytes, or reports that they are not available.
+func (b *BodyBudget) Take(n int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.used+n > b.max {
@@ -48,7 +58,8 @@ func (b *bodyBudget) take(n int64) bool {
 	return true
 }
 
-func (b *bodyBudget) give(n int64) {
+// Give returns n bytes that Take reserved.
+func (b *BodyBudget) Give(n int64) {
 	if n == 0 {
 		return
 	}
@@ -167,7 +178,7 @@ func (x *exchange) bodyError(err error) *contract.Error {
 
 // reserve takes n more bytes of the budget for this request.
 func (x *exchange) reserve(n int64) bool {
-	if !x.h.budget.take(n) {
+	if !x.h.budget.Take(n) {
 		return false
 	}
 	x.held += n
