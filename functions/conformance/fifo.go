@@ -370,6 +370,27 @@ func testFIFO(t *testing.T, s suite) {
 		}
 	})
 
+	s.test(t, "AttemptReplayWithAShorterVisibility", func(e *env) {
+		// docs (ReceiveRequestAttemptId): a retry "resets the visibility
+		// timeout", to the retry's own. When that ends sooner than the
+		// first receive's, the message is receivable then.
+		url := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true"})
+		e.sendFIFO(url, "m0", "g", "")
+		attempt := func(vt int64) []contract.Message {
+			return e.receive(&contract.ReceiveMessageInput{QueueUrl: url, MaxNumberOfMessages: i64(1),
+				VisibilityTimeout: i64(vt), WaitTimeSeconds: i64(0), ReceiveRequestAttemptId: str("attempt-1")})
+		}
+		first := attempt(60)
+		wantBodies(e.t, first, "m0")
+		e.clock.Advance(secs(5))
+		again := attempt(1)
+		if len(first) != 1 || len(again) != 1 || again[0].ReceiptHandle != first[0].ReceiptHandle {
+			e.t.Fatalf("the retry: %q, want m0 replayed with its receipt", bodies(again))
+		}
+		e.clock.Advance(secs(5)) // 4 s after the retry's visibility ended, 50 s before the first's
+		wantBodies(e.t, e.recv(url, 10), "m0")
+	})
+
 	s.test(t, "ReceiveRequestAttemptId", func(e *env) {
 		// docs: a retry with the same ReceiveRequestAttemptId returns the
 		// same messages and receipt handles and resets their visibility.

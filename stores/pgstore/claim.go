@@ -607,7 +607,8 @@ func (t *txn) replay(ctx context.Context, q *queueRow, p *stores.MessageClaimPar
 	// take them: holding a message while waiting for another, a replay
 	// would otherwise meet a claim that holds both groups and waits for the
 	// first message.
-	if _, err := t.lockGroupsOf(ctx, q.id, ids); err != nil {
+	groups, err := t.lockGroupsOf(ctx, q.id, ids)
+	if err != nil {
 		return nil, false, err
 	}
 	ds, err := t.deliveries(ctx, q, ids)
@@ -651,6 +652,11 @@ func (t *txn) replay(ctx context.Context, q *queueRow, p *stores.MessageClaimPar
 	}
 	if len(got) != len(ids) {
 		return nil, false, nil
+	}
+	// The groups' rows follow their heads' new visibility (which may end
+	// sooner than the claim's did).
+	if _, err := t.Exec(ctx, `SELECT count(sluice_fix_group($1, g)) FROM unnest($2::text[]) AS g`, q.id, groups); err != nil {
+		return nil, false, err
 	}
 	sort.Slice(got, func(i, j int) bool { return got[i].pos < got[j].pos })
 	out := make([]stores.ClaimedMessage, len(got))
