@@ -1,8 +1,6 @@
 package app_test
 
 import (
-	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,10 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/sluicehq/sluice/functions/app"
-	"github.com/sluicehq/sluice/functions/lambdahttp"
 )
 
 // The console is reached under a front end's prefix (an API Gateway
@@ -76,32 +71,4 @@ func mustParse(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
-}
-
-// The same through the Lambda adapter behind a REST API's stage, as
-// TestOperatorPathsBehindAStage reaches the console.
-func TestConsoleRedirectBehindAStage(t *testing.T) {
-	a := newApp(t, app.Config{Store: "mem://", Auth: app.AuthNone, Console: true})
-	h := lambdahttp.New(a.Handler(), lambdahttp.Options{})
-	ev := events.APIGatewayProxyRequest{HTTPMethod: "GET", Path: "/_sluice/console",
-		Headers: map[string]string{"Host": "abc123.execute-api.us-east-1.amazonaws.com", "X-Forwarded-Proto": "https"},
-		RequestContext: events.APIGatewayProxyRequestContext{Stage: "prod", Path: "/prod/_sluice/console",
-			DomainName: "abc123.execute-api.us-east-1.amazonaws.com"}}
-	payload, _ := json.Marshal(ev)
-	out, err := h.Invoke(context.Background(), payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var resp events.APIGatewayProxyResponse
-	if err := json.Unmarshal(out, &resp); err != nil {
-		t.Fatal(err)
-	}
-	loc := resp.Headers["Location"]
-	if loc == "" && resp.MultiValueHeaders["Location"] != nil {
-		loc = resp.MultiValueHeaders["Location"][0]
-	}
-	got := mustParse(t, "https://abc123.execute-api.us-east-1.amazonaws.com/prod/_sluice/console").ResolveReference(mustParse(t, loc)).Path
-	if got != "/prod/_sluice/console/" {
-		t.Fatalf("GET /prod/_sluice/console: %d, Location %q resolves to %q, outside the stage", resp.StatusCode, loc, got)
-	}
 }

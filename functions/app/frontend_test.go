@@ -14,8 +14,9 @@ import (
 )
 
 // Behind a REST API every path starts with its stage (/prod/...), as the
-// Lambda adapter hands it on: the console and the maintenance path are
-// reached there all the same (docs/lambda.md).
+// Lambda adapter hands it on: the console (its redirect to the slash
+// included) and the maintenance path are reached there all the same
+// (docs/lambda.md).
 func TestOperatorPathsBehindAStage(t *testing.T) {
 	a := newApp(t, app.Config{Store: "mem://", Auth: app.AuthNone, Console: true})
 	h := lambdahttp.New(a.Handler(), lambdahttp.Options{})
@@ -35,6 +36,15 @@ func TestOperatorPathsBehindAStage(t *testing.T) {
 			t.Fatal(err)
 		}
 		return resp
+	}
+	// The redirect to the slash stays under the stage.
+	r := invoke("GET", "/_sluice/console")
+	loc := r.Headers["Location"]
+	if loc == "" && len(r.MultiValueHeaders["Location"]) > 0 {
+		loc = r.MultiValueHeaders["Location"][0]
+	}
+	if got := mustParse(t, "https://abc123.execute-api.us-east-1.amazonaws.com/prod/_sluice/console").ResolveReference(mustParse(t, loc)).Path; got != "/prod/_sluice/console/" {
+		t.Errorf("GET /prod/_sluice/console: %d, Location %q resolves to %q, outside the stage", r.StatusCode, loc, got)
 	}
 	if r := invoke("GET", "/_sluice/console/"); r.StatusCode != http.StatusOK {
 		t.Errorf("GET /prod/_sluice/console/: %d %.300q, want the console page", r.StatusCode, r.Body)
