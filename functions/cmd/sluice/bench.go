@@ -24,7 +24,7 @@ received, FIFO order within each group, no errors).
 
 Usage:
   sluice bench --endpoint http://127.0.0.1:9324 [flags]
-  sluice bench --spawn STORE_URL [flags]     start bin/sluice serve on STORE_URL, bench it, stop it
+  sluice bench --spawn STORE_URL [flags]     start sluice serve on STORE_URL, bench it, stop it
   sluice bench --table RESULT.json...        print a table of --json results
 
 Flags:

@@ -67,8 +67,9 @@ Flags of serve (the environment variable sets the default):
   --wakeups URL         SLUICE_WAKEUPS          how instances wake each other's long polls: local (none),
                                                 postgres://... (LISTEN/NOTIFY), firestore://PROJECT (snapshot
                                                 listeners), pubsub://PROJECT/TOPIC (Pub/Sub); default: the
-                                                store's own database for postgres:// and firestore://, local
-                                                otherwise
+                                                store's own database for postgres:// and firestore://,
+                                                pubsub://PROJECT/sluice-wake-INSTANCE-DATABASE for spanner://,
+                                                local otherwise
   --region REGION       SLUICE_REGION           region in queue ARNs (default us-east-1)
   --account-id ID       SLUICE_ACCOUNT_ID       12-digit account id in queue URLs and ARNs (default 000000000000)
   --base-url URL        SLUICE_BASE_URL         scheme://host[:port] of queue URLs (default: the host each
