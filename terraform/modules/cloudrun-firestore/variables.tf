@@ -25,12 +25,12 @@ variable "image" {
 }
 
 variable "access_keys" {
-  description = "SigV4 access keys clients sign with: AKID:SECRET[:ACCOUNT],... (SLUICE_ACCESS_KEYS). Stored in Secret Manager; the service reads it from there."
+  description = "SigV4 access keys clients sign with: AKID:SECRET[:ACCOUNT[:TOKEN]],... (SLUICE_ACCESS_KEYS). Stored in Secret Manager; the service reads it from there."
   type        = string
   sensitive   = true
 
   validation {
-    condition     = alltrue([for k in split(",", var.access_keys) : can(regex("^[A-Za-z0-9]{1,128}:[^:,]{1,}(:[0-9]{12})?(:[^:,]+)?$", trimspace(k)))])
+    condition     = alltrue([for k in split(",", var.access_keys) : can(regex("^[A-Za-z0-9_-]{1,128}:[^:,\\s]+(:([0-9]{12})?(:[^:,]+)?)?$", trimspace(k)))])
     error_message = "access_keys is AKID:SECRET[:ACCOUNT[:TOKEN]] entries separated by commas."
   }
 }

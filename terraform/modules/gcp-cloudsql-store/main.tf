@@ -20,13 +20,16 @@ locals {
   # Every instance's pool and LISTEN connection, plus room for Cloud SQL's
   # own and an operator's.
   max_connections = var.max_instances * (var.pool_max_conns + 1) + 20
+  # The password as a URL's userinfo: urlencode writes a space as "+",
+  # which a URL's userinfo keeps as a plus (pgx reads it so), hence %20.
+  db_password_in_url = replace(urlencode(var.db_password), "+", "%20")
   # pgx reads the socket directory from host=; the proxy encrypts, so the
   # socket itself needs no TLS.
   socket_url = format("postgres://%s:%s@/%s?host=/cloudsql/%s&sslmode=disable&pool_max_conns=%d",
-    local.db_user, urlencode(var.db_password), local.database,
+    local.db_user, local.db_password_in_url, local.database,
   google_sql_database_instance.this.connection_name, var.pool_max_conns)
   private_url = format("postgres://%s:%s@%s:5432/%s?sslmode=require&pool_max_conns=%d",
-    local.db_user, urlencode(var.db_password), google_sql_database_instance.this.private_ip_address,
+    local.db_user, local.db_password_in_url, google_sql_database_instance.this.private_ip_address,
   local.database, var.pool_max_conns)
 }
 

@@ -118,6 +118,9 @@ resource "aws_secretsmanager_secret" "store" {
   name        = "${var.name}/store-url"
   description = "SLUICE_STORE of ${var.name} (PostgreSQL URL with the password)"
   kms_key_id  = aws_kms_key.this.arn
+  # Deleted at once on destroy: both are made again from the variables,
+  # and a name scheduled for deletion cannot be used by the next apply.
+  recovery_window_in_days = 0
 }
 
 resource "aws_secretsmanager_secret_version" "store" {
@@ -129,6 +132,9 @@ resource "aws_secretsmanager_secret" "access_keys" {
   name        = "${var.name}/access-keys"
   description = "SLUICE_ACCESS_KEYS of ${var.name}"
   kms_key_id  = aws_kms_key.this.arn
+  # Deleted at once on destroy: both are made again from the variables,
+  # and a name scheduled for deletion cannot be used by the next apply.
+  recovery_window_in_days = 0
 }
 
 resource "aws_secretsmanager_secret_version" "access_keys" {
@@ -199,6 +205,9 @@ resource "aws_lambda_function_url" "this" {
   authorization_type = "NONE"
 }
 
+# A function URL made since October 2025 also needs lambda:InvokeFunction
+# for calls through it; the provider adds that statement itself from 6.29
+# on (this module's README).
 resource "aws_lambda_permission" "public_url" {
   statement_id           = "public-function-url"
   function_name          = aws_lambda_function.this.function_name

@@ -144,6 +144,38 @@ run "malformed_access_keys_are_refused" {
   expect_failures = [var.access_keys]
 }
 
+# What the binary refuses at start (functions/app/auth.go) is refused here:
+# a third field that is no account id, a secret with white space.
+run "a_third_field_that_is_no_account_is_refused" {
+  command = plan
+
+  variables {
+    access_keys = "AKIDEXAMPLE:secret:token"
+  }
+
+  expect_failures = [var.access_keys]
+}
+
+run "a_secret_with_white_space_is_refused" {
+  command = plan
+
+  variables {
+    access_keys = "AKIDEXAMPLE:sec ret"
+  }
+
+  expect_failures = [var.access_keys]
+}
+
+# And what it takes is taken: _ and - in a key id, an empty account before
+# a session token.
+run "every_key_form_the_binary_takes_is_taken" {
+  command = plan
+
+  variables {
+    access_keys = "AK_ID-1:secret::token, AKID2:secret:123456789012:token,AKID3:secret:123456789012"
+  }
+}
+
 run "a_secret_in_extra_env_is_refused" {
   command = plan
 

@@ -4,7 +4,7 @@ variables {
   name          = "sluice-db"
   member        = "serviceAccount:sluice@sluice-test.iam.gserviceaccount.com"
   max_instances = 10
-  db_password   = "correct horse/battery staple"
+  db_password   = "correct horse/battery+staple"
 }
 
 override_resource {
@@ -19,7 +19,7 @@ run "through_the_socket" {
   command = plan
 
   assert {
-    condition     = nonsensitive(output.store_url) == "postgres://sluice:correct+horse%2Fbattery+staple@/sluice?host=/cloudsql/sluice-test:europe-west1:sluice-db&sslmode=disable&pool_max_conns=8"
+    condition     = nonsensitive(output.store_url) == "postgres://sluice:correct%20horse%2Fbattery%2Bstaple@/sluice?host=/cloudsql/sluice-test:europe-west1:sluice-db&sslmode=disable&pool_max_conns=8"
     error_message = "The store URL reaches the socket of the Cloud SQL connection, with the password escaped."
   }
   assert {
@@ -48,7 +48,7 @@ run "private_ip" {
   }
 
   assert {
-    condition     = nonsensitive(output.store_url) == "postgres://sluice:correct+horse%2Fbattery+staple@10.20.0.3:5432/sluice?sslmode=require&pool_max_conns=8"
+    condition     = nonsensitive(output.store_url) == "postgres://sluice:correct%20horse%2Fbattery%2Bstaple@10.20.0.3:5432/sluice?sslmode=require&pool_max_conns=8"
     error_message = "Over private IP the store URL names the instance's private address and requires TLS."
   }
   assert {
