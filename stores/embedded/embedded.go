@@ -373,6 +373,7 @@ type committer struct {
 	writing  *batch    // being written
 	fatal    error     // the store stopped: the engine could not be rebuilt
 	stopping bool
+	idle     bool // the loop waits for work, its last commit's upkeep done (tests wait for it)
 	exited   chan struct{}
 
 	// counters, for tests and benchmarks
@@ -444,7 +445,9 @@ func (c *committer) loop() {
 	for {
 		c.mu.Lock()
 		for c.open == nil && !c.stopping {
+			c.idle = true
 			c.work.Wait()
+			c.idle = false
 		}
 		if c.open != nil && !c.stopping {
 			// Let the operations that are runnable now submit theirs

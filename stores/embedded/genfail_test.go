@@ -44,16 +44,19 @@ func failedFirstCommitOfGeneration(t *testing.T, crash bool) {
 	s := open(t, dir)
 	defer func() { s.Close() }()
 	createQueue(t, s, "q", false, t0)
-	s.c.j.cur.direct = nil // write + fdatasync, so that the sync can fail after the write
+	whenIdle(t, s, func() { s.c.j.cur.direct = nil }) // write + fdatasync, so that the sync can fail after the write
 	var want []string
-	for i := 0; s.c.j.cur.gen == 1 && s.c.j.cur.off < foldBytes; i++ {
+	for i := 0; ; i++ {
+		if gen, _ := journalAt(t, s); gen != 1 {
+			break
+		}
 		id := fmt.Sprintf("m%03d", i)
 		send(t, s, "q", t0, "", id)
 		want = append(want, id)
 	}
-	time.Sleep(50 * time.Millisecond) // the committer rotates and starts the (failing) fold
-	if s.c.j.cur.gen != 2 || s.c.j.cur.off != 0 {
-		t.Fatalf("generation %d at %d, want 2 at 0", s.c.j.cur.gen, s.c.j.cur.off)
+	// The committer rotated and started the (failing) fold.
+	if gen, off := journalAt(t, s); gen != 2 || off != 0 {
+		t.Fatalf("generation %d at %d, want 2 at 0", gen, off)
 	}
 	var fail atomic.Bool
 	fail.Store(true)
@@ -70,7 +73,8 @@ func failedFirstCommitOfGeneration(t *testing.T, crash bool) {
 	send(t, s, "q", t0, "", "acked")
 	want = append(want, "acked")
 	slices.Sort(want)
-	t.Logf("after the failed commit: writing generation %d at %d", s.c.j.cur.gen, s.c.j.cur.off)
+	gen, off := journalAt(t, s)
+	t.Logf("after the failed commit: writing generation %d at %d", gen, off)
 	if got := storedIDs(t, s, "q", at(time.Hour)); !slices.Equal(got, want) {
 		t.Fatalf("served: %d messages, want %d", len(got), len(want))
 	}
@@ -89,4 +93,33 @@ func failedFirstCommitOfGeneration(t *testing.T, crash bool) {
 	if !slices.Equal(got, want) {
 		t.Errorf("after reopen: %d messages (want %d), has failed: %v, has acked: %v", len(got), len(want), slices.Contains(got, "failed"), slices.Contains(got, "acked"))
 	}
+}
+
+// whenIdle runs f once the committer waits for work, its last commit's
+// upkeep (a rotation, a fold started) done, under its lock: what f reads or
+// writes of the journal is the committer's, which takes the lock again
+// before it touches the journal.
+func whenIdle(t *testing.T, s *Store, f func()) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		s.c.mu.Lock()
+		idle := s.c.idle && s.c.open == nil
+		if idle {
+			f()
+		}
+		s.c.mu.Unlock()
+		if idle {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the committer did not go idle within 5 s")
+		}
+	}
+}
+
+// journalAt is where the idle committer writes next.
+func journalAt(t *testing.T, s *Store) (gen uint64, off int64) {
+	t.Helper()
+	whenIdle(t, s, func() { gen, off = s.c.j.cur.gen, s.c.j.cur.off })
+	return gen, off
 }
