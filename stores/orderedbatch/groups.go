@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluicehq/sluice/stores/docstore"
+	"github.com/sluicehq/sluice/stores/rules"
 )
 
 // group is a FIFO group record as a transaction works on it.
@@ -149,10 +150,8 @@ func (g *group) settle(now, headVis time.Time) {
 	switch {
 	case len(g.rec.Members) > 0:
 		ready = g.rec.Members[0].Vis
-		if g.retention > 0 {
-			if exp := g.rec.Members[0].SentAt.Add(g.retention); exp.Before(ready) {
-				ready = exp
-			}
+		if exp, ok := rules.Expiry(g.rec.Members[0].SentAt, g.retention); ok && exp.Before(ready) {
+			ready = exp
 		}
 	case ready.IsZero():
 		ready = now

@@ -22,3 +22,12 @@ func RetentionCutoff(retention time.Duration, now time.Time) time.Time {
 	}
 	return now.Add(-retention)
 }
+
+// Expiry is the instant from which a message sent at sentAt is no longer
+// Retained; ok is false when the retention keeps it forever.
+func Expiry(sentAt time.Time, retention time.Duration) (at time.Time, ok bool) {
+	if retention <= 0 {
+		return time.Time{}, false
+	}
+	return sentAt.Add(retention), true
+}

@@ -223,3 +223,17 @@ func TestMoveTaskActive(t *testing.T) {
 		t.Error("changing the slice ActiveMoveTaskStatuses returned changed the rule")
 	}
 }
+
+// Expiry is where Retained turns false: retained just before it, not at it.
+func TestExpiryIsWhereRetainedEnds(t *testing.T) {
+	for _, retention := range []time.Duration{time.Minute, 4 * 24 * time.Hour, time.Microsecond} {
+		at, ok := rules.Expiry(t0, retention)
+		if !ok || !rules.Retained(t0, retention, at.Add(-time.Nanosecond)) || rules.Retained(t0, retention, at) {
+			t.Errorf("retention %s: Expiry %v (%v); Retained just before: %v, at it: %v", retention, at, ok,
+				rules.Retained(t0, retention, at.Add(-time.Nanosecond)), rules.Retained(t0, retention, at))
+		}
+	}
+	if _, ok := rules.Expiry(t0, 0); ok {
+		t.Error("a retention of 0 keeps messages forever, but Expiry gave an instant")
+	}
+}
