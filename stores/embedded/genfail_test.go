@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/sluicehq/sluice/stores"
 )
 
@@ -29,17 +27,8 @@ func TestFailedFirstCommitOfAGenerationIsWrittenOver(t *testing.T) {
 }
 
 func failedFirstCommitOfGeneration(t *testing.T, crash bool) {
-	oldF, oldU := foldBytes, foldUpdate
-	t.Cleanup(func() { foldBytes, foldUpdate = oldF, oldU; syncData = fdatasync })
-	foldBytes = 4 << 10
-	var foldFails atomic.Bool
-	foldFails.Store(true)
-	foldUpdate = func(db *bolt.DB, fn func(*bolt.Tx) error) error {
-		if foldFails.Load() {
-			return errors.New("injected fold failure")
-		}
-		return oldU(db, fn)
-	}
+	foldFails := failingFolds(t)
+	t.Cleanup(func() { syncData = fdatasync })
 	dir := t.TempDir()
 	s := open(t, dir)
 	defer func() { s.Close() }()

@@ -173,17 +173,7 @@ func TestJournalReplaysOnlyItsGeneration(t *testing.T) {
 // operation, and the store says so in Health until a fold succeeds; what
 // was acknowledged meanwhile survives a restart.
 func TestFailingFoldShowsInHealth(t *testing.T) {
-	oldF, oldU := foldBytes, foldUpdate
-	t.Cleanup(func() { foldBytes, foldUpdate = oldF, oldU })
-	foldBytes = 4 << 10
-	var failing atomic.Bool
-	failing.Store(true)
-	foldUpdate = func(db *bolt.DB, fn func(*bolt.Tx) error) error {
-		if failing.Load() {
-			return errors.New("injected fold failure")
-		}
-		return oldU(db, fn)
-	}
+	failing := failingFolds(t)
 	dir := t.TempDir()
 	s := open(t, dir)
 	createQueue(t, s, "q", false, t0)
@@ -412,4 +402,21 @@ func TestNewJournalKeepsItsName(t *testing.T) {
 			t.Errorf("journal file %d is named %s, want %s", i, f.Name(), want)
 		}
 	}
+}
+
+// failingFolds makes generations small (4 KiB) and every fold fail while
+// the returned flag is set (it starts set), until the test ends.
+func failingFolds(t *testing.T) *atomic.Bool {
+	oldF, oldU := foldBytes, foldUpdate
+	t.Cleanup(func() { foldBytes, foldUpdate = oldF, oldU })
+	foldBytes = 4 << 10
+	failing := new(atomic.Bool)
+	failing.Store(true)
+	foldUpdate = func(db *bolt.DB, fn func(*bolt.Tx) error) error {
+		if failing.Load() {
+			return errors.New("injected fold failure")
+		}
+		return oldU(db, fn)
+	}
+	return failing
 }
