@@ -3,11 +3,20 @@
 # Sluice, from a zip uploaded to a private bucket. Min instances 0; long
 # polls share an instance; secrets come from Secret Manager.
 
+# The source bucket is named after the project (globally unique) and the
+# function. Bucket names end at 63 characters, which a 30-character project
+# and a 49-character name pass: then the two are cut and a hash of them
+# keeps the name theirs.
+locals {
+  bucket_full = "${var.project_id}-${var.name}-source"
+  bucket_name = length(local.bucket_full) <= 63 ? local.bucket_full : "${trimsuffix(substr("${var.project_id}-${var.name}", 0, 46), "-")}-${substr(sha256("${var.project_id}/${var.name}"), 0, 8)}-source"
+}
+
 # The uploaded source, named by its content so that a new zip makes a new
 # build.
 resource "google_storage_bucket" "source" {
   project                     = var.project_id
-  name                        = "${var.project_id}-${var.name}-source"
+  name                        = local.bucket_name
   location                    = var.region
   uniform_bucket_level_access = true
   public_access_prevention    = "enforced"

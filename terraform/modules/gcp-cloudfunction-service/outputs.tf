@@ -22,3 +22,8 @@ output "config" {
     secret_env      = { for s in google_cloudfunctions2_function.this.service_config[0].secret_environment_variables : s.key => s.secret }
   }
 }
+
+output "source_bucket" {
+  description = "The private bucket the function's source zip is uploaded to."
+  value       = google_storage_bucket.source.name
+}

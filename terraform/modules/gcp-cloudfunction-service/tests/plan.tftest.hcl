@@ -71,6 +71,44 @@ run "source_is_private" {
   }
 }
 
+run "source_bucket_keeps_its_name_when_it_fits" {
+  command = plan
+
+  assert {
+    condition     = google_storage_bucket.source.name == "sluice-test-sluice-fn-source"
+    error_message = "A bucket name within 63 characters is project-name-source, as deployments before have it."
+  }
+}
+
+run "source_bucket_name_of_a_long_project_and_name" {
+  command = plan
+
+  variables {
+    project_id = "a-project-of-thirty-characters"
+    name       = "a-function-name-of-forty-nine-characters-x-sluice"
+  }
+
+  # project-name-source would be 87 characters.
+  assert {
+    condition     = google_storage_bucket.source.name == "a-project-of-thirty-characters-a-function-name-aee72c9e-source" && length(google_storage_bucket.source.name) <= 63
+    error_message = "A name past 63 characters is cut, with a hash of project and name before -source."
+  }
+}
+
+run "source_bucket_names_differ_for_long_names_alike_at_the_start" {
+  command = plan
+
+  variables {
+    project_id = "a-project-of-thirty-characters"
+    name       = "a-function-name-of-forty-nine-characters-x-other"
+  }
+
+  assert {
+    condition     = google_storage_bucket.source.name == "a-project-of-thirty-characters-a-function-name-92ff1a18-source"
+    error_message = "Two functions whose names differ only past the cut get two buckets."
+  }
+}
+
 run "vpc_connector_for_private_ranges_only" {
   command = plan
 
