@@ -66,12 +66,16 @@ resource "google_cloud_run_v2_service" "this" {
         }
       }
 
+      # Ready in seconds as a rule, but an instance opens its store before
+      # it listens, and the first one on a new Spanner database waits for
+      # the schema's DDL, which may take minutes: the window is Cloud Run's
+      # longest, 240 s (period × threshold), probed every 2 s.
       startup_probe {
         http_get {
           path = "/readyz"
         }
         period_seconds    = 2
-        failure_threshold = 30
+        failure_threshold = 120
       }
 
       liveness_probe {

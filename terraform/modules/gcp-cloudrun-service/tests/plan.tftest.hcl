@@ -26,6 +26,10 @@ run "revision" {
     error_message = "Probes use /readyz (startup) and /healthz (liveness)."
   }
   assert {
+    condition     = google_cloud_run_v2_service.this.template[0].containers[0].startup_probe[0].period_seconds * google_cloud_run_v2_service.this.template[0].containers[0].startup_probe[0].failure_threshold == 240
+    error_message = "The startup probe waits Cloud Run's longest, 240 s: a first start on a new Spanner database applies the schema before it listens."
+  }
+  assert {
     condition     = output.config.secret_env == { SLUICE_ACCESS_KEYS = "sluice-access-keys" } && output.config.plain_env == { SLUICE_STORE = "firestore://sluice-test", SLUICE_TRUST_FORWARDED = "true" }
     error_message = "Plain env and env from Secret Manager are kept apart."
   }
