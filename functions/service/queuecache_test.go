@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sluicehq/sluice/contract"
 	"github.com/sluicehq/sluice/functions/service"
@@ -105,4 +107,78 @@ func keys(round, n int) []string {
 		out[i] = fmt.Sprintf("r%d-k%d", round, i)
 	}
 	return out
+}
+
+// An attribute change made through one instance reaches another one's
+// sends within a second (the README's propagation), though the other
+// instance had the queue's record cached from before the change.
+func TestAttributeChangeReachesOtherInstancesWithinASecond(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	defer st.Close()
+	a := service.New(service.Config{Store: st, BaseURL: "http://h"})
+	b := service.New(service.Config{Store: st, BaseURL: "http://h"})
+	std := create(t, a, "std")
+	fifo, err := a.CreateQueue(ctx, &contract.CreateQueueInput{QueueName: "q.fifo",
+		Attributes: map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, group := "m", "g"
+	for _, url := range []string{std, fifo.QueueUrl} { // b reads both records
+		if _, err := b.SendMessage(ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: &body, MessageGroupId: groupFor(url, group)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := receive(t, a, std, 0); len(got) != 1 {
+		t.Fatalf("std: %d messages, want 1", len(got))
+	}
+	if _, err := a.SetQueueAttributes(ctx, &contract.SetQueueAttributesInput{QueueUrl: std, Attributes: map[string]string{"DelaySeconds": "60"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.SetQueueAttributes(ctx, &contract.SetQueueAttributesInput{QueueUrl: fifo.QueueUrl, Attributes: map[string]string{"ContentBasedDeduplication": "false"}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second + 100*time.Millisecond)
+
+	if _, err := b.SendMessage(ctx, &contract.SendMessageInput{QueueUrl: std, MessageBody: &body}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(t, a, std, 0); len(got) != 0 {
+		t.Error("a send through the other instance a second after DelaySeconds=60 was set was receivable at once")
+	}
+	_, err = b.SendMessage(ctx, &contract.SendMessageInput{QueueUrl: fifo.QueueUrl, MessageBody: &body, MessageGroupId: &group})
+	var ce *contract.Error
+	if !errors.As(err, &ce) || ce.Code != "InvalidParameterValue" {
+		t.Errorf("a FIFO send without a deduplication ID a second after ContentBasedDeduplication=false: %v, want InvalidParameterValue", err)
+	}
+}
+
+func groupFor(url, group string) *string {
+	if strings.HasSuffix(url, ".fifo") {
+		return &group
+	}
+	return nil
+}
+
+// Without the 60-second rule a queue deleted and re-created through one
+// instance is at once the queue another instance serves under that name.
+func TestRecreatedQueueWithoutCooldownsReachesOtherInstances(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	defer st.Close()
+	a := service.New(service.Config{Store: st, BaseURL: "http://h", NoCooldowns: true})
+	b := service.New(service.Config{Store: st, BaseURL: "http://h", NoCooldowns: true})
+	url := create(t, a, "q")
+	body := "m"
+	if _, err := b.SendMessage(ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: &body}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.DeleteQueue(ctx, &contract.DeleteQueueInput{QueueUrl: url}); err != nil {
+		t.Fatal(err)
+	}
+	create(t, a, "q")
+	if _, err := b.SendMessage(ctx, &contract.SendMessageInput{QueueUrl: url, MessageBody: &body}); err != nil {
+		t.Fatalf("a send through the other instance to the re-created queue: %v", err)
+	}
 }

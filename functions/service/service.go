@@ -58,7 +58,8 @@ type Config struct {
 	RepairInterval time.Duration
 	// NoCooldowns switches off SQS's 60-second rules (re-creating a queue
 	// deleted less than 60 s ago, a second purge within 60 s), for test
-	// suites that create, delete and purge queues quickly. Off by default.
+	// suites that create, delete and purge queues quickly; it also turns the
+	// queue cache off unless QueueCacheTTL is set. Off by default.
 	NoCooldowns bool
 	// MaxWait caps how long a long poll waits, for a front end whose
 	// request timeout is shorter than SQS's 20 s: a poll asking for longer
@@ -103,6 +104,12 @@ func New(cfg Config) *Service {
 	}
 	if cfg.QueueCacheTTL == 0 {
 		cfg.QueueCacheTTL = time.Second
+		if cfg.NoCooldowns {
+			// A cached queue ID is safe because a deleted name cannot be
+			// re-created for 60 s; without that rule another instance's
+			// delete and re-create would leave this one's ID stale.
+			cfg.QueueCacheTTL = -1
+		}
 	}
 	if cfg.Wakeups == nil {
 		cfg.Wakeups = wake.NewHub(wake.HubOptions{Logger: cfg.Logger})
