@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # The offline checks of terraform/ (make test-terraform): tofu fmt -check,
-# then tofu init, validate and test on every module and example, with no
-# network: OpenTofu built from the Go module proxy, and the google and aws
-# providers replaced by a schema-only stand-in (infra/terraform/standin)
-# serving the real providers' schemas, from a filesystem mirror.
+# then tofu init, validate and test on every module and example, and the
+# same with HashiCorp Terraform, with no network: OpenTofu built from the
+# Go module proxy, Terraform as installed, and the google and aws providers
+# replaced by a schema-only stand-in (infra/terraform/standin) serving the
+# real providers' schemas, from a filesystem mirror.
 #
 # Environment:
 #   SLUICE_CACHE=dir   where the tofu binary and the generated schemas are
 #                      kept between runs (default ${XDG_CACHE_HOME:-~/.cache}/sluice)
 #   TF_DIRS="..."      check only these directories (relative to terraform/)
 #   TF_JOBS=n          directories checked at once (default: one per CPU)
-#   CI=true            a missing tool (go, npm) fails instead of skipping
+#   TERRAFORM=path     the terraform binary (default: terraform on PATH)
+#   CI=true            a missing tool (go, npm, terraform) fails instead of
+#                      skipping
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -35,15 +38,16 @@ command -v npm >/dev/null || missing "npm is not installed"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/sluice-terraform.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 
-# tofu reads only this run's CLI configuration, never the machine's: the
-# stand-in's mirror (filled below) is its one way to install providers.
+# tofu and terraform read only this run's CLI configuration, never the
+# machine's: the stand-in's mirror (filled below) is their one way to
+# install providers.
 mirror="$tmp/mirror"
 export TF_CLI_CONFIG_FILE="$tmp/tofurc"
 cat >"$TF_CLI_CONFIG_FILE" <<EOF
 provider_installation {
   filesystem_mirror {
     path    = "$mirror"
-    include = ["registry.opentofu.org/hashicorp/*"]
+    include = ["registry.opentofu.org/hashicorp/*", "registry.terraform.io/hashicorp/*"]
   }
 }
 EOF
@@ -102,10 +106,12 @@ fi
 platform="$(go env GOOS)_$(go env GOARCH)"
 for p in "google $GOOGLE_VERSION" "aws $AWS_VERSION"; do
   set -- $p
-  d="$mirror/registry.opentofu.org/hashicorp/$1/$2/$platform"
-  mkdir -p "$d"
-  cp "$standin" "$d/terraform-provider-$1_v$2"
-  cp "$gen/$1.json" "$d/schema.json"
+  for registry in registry.opentofu.org registry.terraform.io; do
+    d="$mirror/$registry/hashicorp/$1/$2/$platform"
+    mkdir -p "$d"
+    cp "$standin" "$d/terraform-provider-$1_v$2"
+    cp "$gen/$1.json" "$d/schema.json"
+  done
 done
 
 # A copy of the tree without lock files or .terraform: a committed lock
@@ -116,6 +122,28 @@ mkdir -p "$tmp/tree/terraform" "$tmp/tree/stores/firestore"
 tar -C terraform --exclude=.terraform --exclude=.terraform.lock.hcl --exclude='*.tfstate*' -cf - . | tar -C "$tmp/tree/terraform" -xf -
 cp stores/firestore/firestore.indexes.json "$tmp/tree/stores/firestore/"
 
+# Most users apply the modules with HashiCorp Terraform, so its init,
+# validate and test run too, on a copy of their own. Terraform keeps an
+# override's values out of a plan unless the block says
+# override_during = plan, which OpenTofu refuses (it applies overrides to
+# plans already): the copy's test files get the line. Terraform is not
+# fetched (its licence keeps it out of Debian and the module proxy).
+terraform="${TERRAFORM:-$(command -v terraform || true)}"
+terraform_missing=""
+if [ -n "$terraform" ] && "$terraform" version >/dev/null 2>&1; then
+  "$terraform" version | sed -n 1p
+  cp -r "$tmp/tree" "$tmp/tree-terraform"
+  find "$tmp/tree-terraform" -name '*.tftest.hcl' -exec sed -E -i \
+    '/^[[:space:]]*override_(resource|data|module)[[:space:]]*[{][[:space:]]*$/a\  override_during = plan' {} +
+else
+  terraform_missing="terraform is not installed (set TERRAFORM to its path)"
+  if [ "${CI:-}" = true ]; then
+    echo "test-terraform: FAILED: $terraform_missing"
+  else
+    echo "test-terraform: SKIPPED the Terraform checks: $terraform_missing; CI=true makes this a failure"
+  fi
+fi
+
 rc=0
 fail() { echo "=== FAILED: $1"; rc=1; }
 
@@ -124,40 +152,54 @@ echo "=== tofu fmt -check -recursive terraform"
 
 dirs="${TF_DIRS:-$(cd terraform && ls -d modules/*/ examples/*/ 2>/dev/null | sed 's,/$,,')}"
 [ -n "$dirs" ] || { echo "test-terraform: FAILED: no modules or examples under terraform/"; exit 1; }
-# check_dir runs one directory's checks, its output to $2. Each step exits
-# on its own failure: set -e does not act in a function whose status is
-# tested.
+# check_dir runs one directory's checks with one tool (tofu or terraform),
+# its output to $3. Each step exits on its own failure: set -e does not act
+# in a function whose status is tested.
 check_dir() {
+  local name="$1" dir="$2" log="$3" bin tree
+  case "$name" in
+    tofu) bin="$tofu" tree="$tmp/tree" ;;
+    terraform) bin="$terraform" tree="$tmp/tree-terraform" ;;
+  esac
   (
-    cd "$tmp/tree/terraform/$1" || exit 1
-    echo "=== $1: tofu init -backend=false"
-    "$tofu" init -backend=false -no-color >"$2.init" 2>&1 || { cat "$2.init"; exit 1; }
-    echo "=== $1: tofu validate"
-    "$tofu" validate -no-color || exit 1
+    cd "$tree/terraform/$dir" || exit 1
+    echo "=== $dir: $name init -backend=false"
+    "$bin" init -backend=false -no-color >"$log.init" 2>&1 || { cat "$log.init"; exit 1; }
+    echo "=== $dir: $name validate"
+    "$bin" validate -no-color || exit 1
     if compgen -G "*.tftest.hcl" >/dev/null || compgen -G "tests/*.tftest.hcl" >/dev/null; then
-      echo "=== $1: tofu test"
-      "$tofu" test -no-color || exit 1
+      echo "=== $dir: $name test"
+      "$bin" test -no-color || exit 1
     fi
-  ) >"$2" 2>&1
+  ) >"$log" 2>&1
 }
 
+tools="tofu"
+[ -z "$terraform_missing" ] && tools="tofu terraform"
+[ -n "$terraform_missing" ] && [ "${CI:-}" = true ] && fail "$terraform_missing"
+
 # The directories are independent (each its own copy, the mirror only
-# read) and tofu is CPU-bound loading the providers' schemas, so they run
-# TF_JOBS at a time (default: one per CPU); their output is shown in order.
+# read) and the tools are CPU-bound loading the providers' schemas, so they
+# run TF_JOBS at a time (default: one per CPU); their output is shown in
+# order.
 jobs_max="${TF_JOBS:-$(nproc)}"
 mkdir -p "$tmp/logs"
 i=0
-for d in $dirs; do
-  i=$((i + 1))
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
-  (if check_dir "$d" "$tmp/logs/$i"; then echo 0; else echo 1; fi >"$tmp/logs/$i.rc") &
+for tool in $tools; do
+  for d in $dirs; do
+    i=$((i + 1))
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+    (if check_dir "$tool" "$d" "$tmp/logs/$i"; then echo 0; else echo 1; fi >"$tmp/logs/$i.rc") &
+  done
 done
 wait
 i=0
-for d in $dirs; do
-  i=$((i + 1))
-  cat "$tmp/logs/$i"
-  [ "$(cat "$tmp/logs/$i.rc" 2>/dev/null)" = 0 ] || fail "$d"
+for tool in $tools; do
+  for d in $dirs; do
+    i=$((i + 1))
+    cat "$tmp/logs/$i"
+    [ "$(cat "$tmp/logs/$i.rc" 2>/dev/null)" = 0 ] || fail "$d ($tool)"
+  done
 done
-[ $rc -eq 0 ] && echo "=== test-terraform: ok ($(echo "$dirs" | wc -w) directories, ${SECONDS}s)"
+[ $rc -eq 0 ] && echo "=== test-terraform: ok ($(echo "$dirs" | wc -w) directories with $(echo "$tools" | sed 's/ / and /'), ${SECONDS}s)"
 exit $rc
