@@ -11,7 +11,12 @@ import (
 
 // Bounds of one Maintain pass.
 const (
-	trashPerPass  = 4   // trash records worked on
+	// passBudget: a pass takes pages of what it removes while they come
+	// back full and this much time is left, so that a steady load's
+	// expired markers, idle groups and trash are removed as fast as a
+	// pass a minute sees them come, not one page a pass.
+	passBudget    = 20 * time.Second
+	trashPerRound = 4   // trash records worked on at a time, oldest first
 	removePage    = 200 // documents removed per query and transaction
 	queuesPerPass = 8   // queues whose retention is swept
 	// idleGroupAge: an empty group record is removed after this long, so
@@ -23,33 +28,54 @@ const (
 	trashGrace = 5 * time.Minute
 )
 
-// Maintain removes, in bounded pages, what deletions and purges left,
-// expired dedup markers and attempts, idle group records, old tombstones,
-// and a round of queues' messages past retention.
+// Maintain removes, in pages and within passBudget, what deletions and
+// purges left, expired dedup markers and attempts, idle group records, old
+// tombstones, and a round of queues' messages past retention.
 func (s *Store) Maintain(ctx context.Context, p *stores.MaintainParams) error {
 	if err := s.check(); err != nil {
 		return err
 	}
 	now := nowOr(p.Now)
-	for _, step := range []func(context.Context, time.Time) error{
+	deadline := time.Now().Add(passBudget)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	more := func() bool { return ctx.Err() == nil && time.Now().Before(deadline) }
+	for _, step := range []func(context.Context, time.Time, func() bool) error{
 		s.emptyTrash, s.expireMarkers, s.removeIdleGroups, s.removeTombstones, s.sweepQueues,
 	} {
-		if err := step(ctx, now); err != nil {
+		if err := step(ctx, now, more); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Store) emptyTrash(ctx context.Context, now time.Time) error {
-	docs, err := s.docs.Query(ctx, docstore.Query{Collection: colTrash, Limit: trashPerPass})
-	if err != nil {
-		return s.mapErr(err)
+// emptyTrash works on the trash records, oldest first, in rounds while a
+// round removes something and the pass has time. A round that removes
+// nothing met only records still in their grace.
+func (s *Store) emptyTrash(ctx context.Context, now time.Time, more func() bool) error {
+	for more() {
+		removed, err := s.emptyTrashRound(ctx, now)
+		if err != nil || removed == 0 {
+			return err
+		}
 	}
+	return nil
+}
+
+// emptyTrashRound works on the oldest trash records and reports how many
+// documents it removed (trash records included).
+func (s *Store) emptyTrashRound(ctx context.Context, now time.Time) (int, error) {
+	docs, err := s.docs.Query(ctx, docstore.Query{Collection: colTrash, Order: []docstore.Order{{Field: "since"}}, Limit: trashPerRound})
+	if err != nil {
+		return 0, s.mapErr(err)
+	}
+	removed := 0
 	for _, d := range docs {
 		var tr trashRec
 		if err := decode(d, &tr); err != nil {
-			return err
+			return 0, err
 		}
 		left := false
 		for _, col := range []string{colMessages, colChunks, colDedup, colAttempts, colGroups, colCounters} {
@@ -63,11 +89,12 @@ func (s *Store) emptyTrash(ctx context.Context, now time.Time) error {
 			}
 			found, err := s.docs.Query(ctx, query)
 			if err != nil {
-				return s.mapErr(err)
+				return 0, s.mapErr(err)
 			}
 			if len(found) == 0 {
 				continue
 			}
+			removed += len(found)
 			left = left || len(found) == removePage
 			// Each checked again in the transaction: a key can be written
 			// anew since the query (a dedup marker, a receive attempt, a
@@ -77,9 +104,9 @@ func (s *Store) emptyTrash(ctx context.Context, now time.Time) error {
 				return fieldString(d, fInc) == tr.Inc && (tr.Below == maxGen || fieldInt(d, fGen) < tr.Below)
 			})
 			if err != nil {
-				return err
+				return 0, err
 			}
-			left = true // look again next pass: writes may have raced the query
+			left = true // look again next round: writes may have raced the query
 		}
 		if !left && (tr.Below < maxGen || now.Sub(tr.Since) > trashGrace) {
 			key := d.Key
@@ -95,21 +122,22 @@ func (s *Store) emptyTrash(ctx context.Context, now time.Time) error {
 				return nil
 			})
 			if err != nil {
-				return err
+				return 0, err
 			}
+			removed++
 		}
 	}
-	return nil
+	return removed, nil
 }
 
 // expireMarkers removes dedup markers and receive attempts past their
 // window.
-func (s *Store) expireMarkers(ctx context.Context, now time.Time) error {
+func (s *Store) expireMarkers(ctx context.Context, now time.Time, more func() bool) error {
 	if s.opts.ExpiredByBackend {
 		return nil
 	}
 	for _, f := range Expiring() {
-		if err := s.removeLapsed(ctx, now, f.Collection, f.Name, now); err != nil {
+		if err := s.removeAllLapsed(ctx, now, more, f.Collection, f.Name, now); err != nil {
 			return err
 		}
 	}
@@ -118,14 +146,27 @@ func (s *Store) expireMarkers(ctx context.Context, now time.Time) error {
 
 // removeIdleGroups removes group records that have been empty for
 // idleGroupAge.
-func (s *Store) removeIdleGroups(ctx context.Context, now time.Time) error {
-	return s.removeLapsed(ctx, now, colGroups, fIdle, now.Add(-idleGroupAge))
+func (s *Store) removeIdleGroups(ctx context.Context, now time.Time, more func() bool) error {
+	return s.removeAllLapsed(ctx, now, more, colGroups, fIdle, now.Add(-idleGroupAge))
+}
+
+// removeAllLapsed removes pages of lapsed documents (removeLapsed) while
+// they come back full and the pass has time.
+func (s *Store) removeAllLapsed(ctx context.Context, now time.Time, more func() bool, col, field string, cutoff time.Time) error {
+	for more() {
+		full, err := s.removeLapsed(ctx, now, col, field, cutoff)
+		if err != nil || !full {
+			return err
+		}
+	}
+	return nil
 }
 
 // removeLapsed removes a page of the documents of col whose time field is
 // at or before cutoff, each checked again in the transaction (a send may
-// have renewed a marker, or filled a group, since the query).
-func (s *Store) removeLapsed(ctx context.Context, now time.Time, col, field string, cutoff time.Time) error {
+// have renewed a marker, or filled a group, since the query), and reports
+// whether the page was full.
+func (s *Store) removeLapsed(ctx context.Context, now time.Time, col, field string, cutoff time.Time) (bool, error) {
 	found, err := s.docs.Query(ctx, docstore.Query{
 		Collection: col,
 		Filters: []docstore.Filter{
@@ -136,12 +177,13 @@ func (s *Store) removeLapsed(ctx context.Context, now time.Time, col, field stri
 		Limit: removePage,
 	})
 	if err != nil || len(found) == 0 {
-		return s.mapErr(err)
+		return false, s.mapErr(err)
 	}
-	return s.removeStill(ctx, now, found, func(d *docstore.Doc) bool {
+	err = s.removeStill(ctx, now, found, func(d *docstore.Doc) bool {
 		at, ok := fieldTime(d, field)
 		return ok && !at.After(cutoff)
 	})
+	return len(found) == removePage, err
 }
 
 // removeStill removes, in one transaction, the documents a query found
@@ -166,7 +208,7 @@ func (s *Store) removeStill(ctx context.Context, now time.Time, found []*docstor
 	})
 }
 
-func (s *Store) removeTombstones(ctx context.Context, now time.Time) error {
+func (s *Store) removeTombstones(ctx context.Context, now time.Time, _ func() bool) error {
 	found, err := s.docs.Query(ctx, docstore.Query{
 		Collection: colQueues,
 		Filters:    []docstore.Filter{{Field: fLive, Op: docstore.Eq, Value: false}},
@@ -200,7 +242,7 @@ func (s *Store) removeTombstones(ctx context.Context, now time.Time) error {
 
 // sweepQueues sweeps retention on the next few queues, in name order,
 // from where the last pass of this instance stopped.
-func (s *Store) sweepQueues(ctx context.Context, now time.Time) error {
+func (s *Store) sweepQueues(ctx context.Context, now time.Time, _ func() bool) error {
 	s.mu.Lock()
 	after := s.sweep
 	s.mu.Unlock()
