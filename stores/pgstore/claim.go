@@ -406,7 +406,7 @@ func readClaim(rows pgx.Rows, r fastClaimReq, fronts *frontHints) (*stores.Messa
 }
 
 func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
-	sweep := s.sweepDue(p.QueueName+"\x00"+p.QueueID, p.Now)
+	sweep := s.sweepDue(sweepKey(p.QueueName, p.QueueID), p.Now)
 	if fifo, ok := s.fifoOf(p.QueueID); ok && (fifo || !sweep) && p.QueueID != "" && p.Max > 0 && p.AttemptID == "" &&
 		rules.RedriveTarget(p.Redrive, p.QueueName) == "" {
 		return s.fastClaim(ctx, p, fifo, sweep)

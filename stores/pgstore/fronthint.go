@@ -116,7 +116,9 @@ func (h *frontHints) found(id string, now time.Time, w walk) {
 	default:
 		return
 	}
-	if h.byQueue == nil {
+	if h.byQueue == nil || (!ok && int64(len(h.byQueue)) >= perIncarnationLimit) {
+		// Hints of incarnations deleted elsewhere would stay: start over
+		// (a lost hint costs a claim from the front).
 		h.byQueue = map[string]frontHint{}
 	}
 	h.byQueue[id] = f

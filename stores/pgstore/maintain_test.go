@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -149,7 +150,7 @@ func TestQueueDeleteLeavesRowsToMaintain(t *testing.T) {
 		}
 	}
 	if c := count("SELECT count(*) FROM queue_remains WHERE queue_id = $1", q.ID); c != 1 {
-		t.Errorf("the deleted incarnation's record went after a minute (%d left); it stays an hour", c)
+		t.Errorf("the deleted incarnation's record went after a minute (%d left); it stays remainsKept", c)
 	}
 	if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(2 * time.Hour)}); err != nil {
 		t.Fatal(err)
@@ -195,5 +196,76 @@ func TestRemainsFromBeforeTheMigrationAreListed(t *testing.T) {
 	got := columnStrings(t, s, "SELECT queue_id FROM queue_remains ORDER BY 1")
 	if strings.Join(got, ",") != "gone-1,gone-2,gone-3" {
 		t.Errorf("listed remains = %v, want the three dead incarnations and not the live queue", got)
+	}
+}
+
+// Queues created and deleted all day: one pass drops the entries of every
+// drained incarnation past remainsKept, however many (each used to cost a
+// statement per table, 200 a pass: 50 incarnations).
+func TestOnePassRetiresEveryDrainedIncarnation(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	t0 := time.Now().UTC().Truncate(time.Second)
+	const n = 120
+	ids := make([]string, n)
+	for i := range n {
+		q := createQueue(t, s, "gone-"+strconv.Itoa(i), i%2 == 1)
+		ids[i] = q.ID
+		if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(remainsKept + time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM queue_remains WHERE queue_id = ANY($1)", ids).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left > 0 {
+		t.Errorf("one pass left %d of %d drained incarnations in queue_remains", left, n)
+	}
+}
+
+// A deleted queue's incarnation leaves nothing in the instance that
+// deleted it, and incarnations deleted elsewhere are bounded.
+func TestPerIncarnationStateIsReleased(t *testing.T) {
+	dsn, schema := newSchema(t)
+	s := openSchema(t, dsn, schema)
+	ctx := context.Background()
+	size := func(m *sync.Map) int {
+		n := 0
+		m.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	for i := range 50 {
+		q := createQueue(t, s, "churn-"+strconv.Itoa(i), i%2 == 1)
+		if _, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
+			VisibilityTimeout: time.Minute, Token: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f, w := size(&s.fifoByID), size(&s.lastSweep); f != 0 || w != 0 {
+		t.Errorf("after 50 queues deleted here: %d incarnations' kinds and %d last sweeps kept, want none", f, w)
+	}
+
+	defer func(old int64) { perIncarnationLimit = old }(perIncarnationLimit)
+	perIncarnationLimit = 10
+	other := openSchema(t, dsn, schema) // another instance, which deletes them
+	for i := range 30 {
+		q := createQueue(t, s, "elsewhere-"+strconv.Itoa(i), i%2 == 1)
+		if _, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
+			VisibilityTimeout: time.Minute, Token: "t"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := other.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if f, w := size(&s.fifoByID), size(&s.lastSweep); f > 10 || w > 10 {
+		t.Errorf("30 queues deleted elsewhere left %d kinds and %d last sweeps here, past the limit of 10", f, w)
 	}
 }

@@ -81,7 +81,8 @@ type Store struct {
 	log     *slog.Logger
 	retries int
 
-	lastSweep sync.Map // queue incarnation → *atomic.Int64, UnixNano of its last sweep here
+	lastSweep  sync.Map // queue incarnation → *atomic.Int64, UnixNano of its last sweep here
+	sweepNoted atomic.Int64
 
 	// Concurrent sends, deletes and fast claims on one queue share
 	// transactions: see combiner and runQueueBatch.
@@ -91,7 +92,8 @@ type Store struct {
 
 	// fifoByID caches whether a queue incarnation is FIFO (it never
 	// changes), so that claims can take the one-statement path.
-	fifoByID sync.Map
+	fifoByID  sync.Map
+	fifoNoted atomic.Int64
 
 	counts countcache.Cache // deep queues' counts, reused (counting reads every message)
 	fronts frontHints       // where Standard claims start (fronthint.go)
@@ -252,8 +254,39 @@ func (s *Store) run(ctx context.Context, fn func(t *txn) error) error {
 // entry is written (an incarnation's kind never changes).
 func (s *Store) noteFIFO(queueID string, fifo bool) {
 	if _, ok := s.fifoByID.Load(queueID); !ok {
-		s.fifoByID.Store(queueID, fifo)
+		if _, loaded := s.fifoByID.LoadOrStore(queueID, fifo); !loaded {
+			startOverPast(&s.fifoByID, &s.fifoNoted)
+		}
 	}
+}
+
+// perIncarnationLimit bounds the maps kept per queue incarnation
+// (fifoByID, lastSweep): queues deleted through other instances, or queues
+// created and deleted all day, would otherwise each leave an entry for the
+// life of the process. Past it a map starts over; every entry is a cache,
+// whose miss costs one claim the longer path or one sweep more.
+var perIncarnationLimit int64 = 10000
+
+// startOverPast counts an entry added to m and clears m once the count
+// passes perIncarnationLimit. Racing adds may keep an entry or two past a
+// clear uncounted: the bound holds within them.
+func startOverPast(m *sync.Map, n *atomic.Int64) {
+	if n.Add(1) > perIncarnationLimit {
+		m.Clear()
+		n.Store(0)
+	}
+}
+
+// forgetIncarnation drops what this instance keeps of a deleted queue
+// incarnation.
+func (s *Store) forgetIncarnation(name, queueID string) {
+	if _, ok := s.fifoByID.LoadAndDelete(queueID); ok {
+		s.fifoNoted.Add(-1)
+	}
+	if _, ok := s.lastSweep.LoadAndDelete(sweepKey(name, queueID)); ok {
+		s.sweepNoted.Add(-1)
+	}
+	s.fronts.drop(queueID)
 }
 
 func (s *Store) fifoOf(queueID string) (fifo, ok bool) {
@@ -463,6 +496,9 @@ func (t *txn) sweepExpired(ctx context.Context, q *queueRow, limit int) error {
 // probe off nearly every claim.
 const sweepInterval = time.Second
 
+// sweepKey names a queue incarnation in lastSweep.
+func sweepKey(name, queueID string) string { return name + "\x00" + queueID }
+
 // sweepDue reports whether a claim on the queue incarnation id at now
 // (zero: the local clock) should sweep, and if so notes that it does. A
 // clock that went back (a test's) makes it due.
@@ -470,7 +506,13 @@ func (s *Store) sweepDue(id string, now time.Time) bool {
 	if now.IsZero() {
 		now = time.Now()
 	}
-	v, _ := s.lastSweep.LoadOrStore(id, new(atomic.Int64))
+	v, ok := s.lastSweep.Load(id)
+	if !ok {
+		var loaded bool
+		if v, loaded = s.lastSweep.LoadOrStore(id, new(atomic.Int64)); !loaded {
+			startOverPast(&s.lastSweep, &s.sweepNoted)
+		}
+	}
 	last := v.(*atomic.Int64)
 	prev := last.Load()
 	t := now.UnixNano()

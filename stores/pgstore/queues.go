@@ -164,11 +164,13 @@ func (s *Store) QueueUpdate(ctx context.Context, p *stores.QueueUpdateParams) (*
 }
 
 func (s *Store) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) error {
-	return s.run(ctx, func(t *txn) error {
+	var deleted *queueRow
+	err := s.run(ctx, func(t *txn) error {
 		q, err := t.queue(ctx, p.Name, p.ID, p.Now, lockUpdate)
 		if err != nil {
 			return err
 		}
+		deleted = q
 		// The incarnation ends here; its rows go later, in pages
 		// (clearRemains), so that deleting a large queue is a short
 		// transaction.
@@ -183,6 +185,10 @@ func (s *Store) QueueDelete(ctx context.Context, p *stores.QueueDeleteParams) er
 		}
 		return nil
 	})
+	if err == nil {
+		s.forgetIncarnation(deleted.name, deleted.id)
+	}
+	return err
 }
 
 func (s *Store) QueuePurge(ctx context.Context, p *stores.QueuePurgeParams) error {
@@ -291,8 +297,22 @@ const (
 )
 
 // remainsKept is how long an incarnation's entry stays after its deletion,
-// for rows a send racing the deletion added just after it.
-const remainsKept = time.Hour
+// for rows a send racing the deletion added just after it: a statement
+// whose snapshot still saw the queue, which ends within seconds (a combined
+// batch within batchTimeout).
+const remainsKept = 5 * time.Minute
+
+// retireRemainsSQL drops, in one statement, the entries of incarnations
+// deleted longer than remainsKept ago of which nothing is left (the
+// predicates are remainsPageSQL's), so that queues created and deleted all
+// day cost a pass one statement, not one per table each.
+const retireRemainsSQL = `DELETE FROM queue_remains r
+	WHERE r.deleted_at <= coalesce($1::timestamptz, now()) - $2::interval
+	  AND NOT EXISTS (SELECT 1 FROM messages WHERE queue_id = r.queue_id AND seq > 0)
+	  AND NOT EXISTS (SELECT 1 FROM fifo_groups WHERE queue_id = r.queue_id AND avail_at < 'infinity')
+	  AND NOT EXISTS (SELECT 1 FROM dedup WHERE queue_id = r.queue_id)
+	  AND NOT EXISTS (SELECT 1 FROM receive_attempts WHERE queue_id = r.queue_id)
+	  AND NOT EXISTS (SELECT 1 FROM queues WHERE id = r.queue_id)`
 
 // remainsPageSQL deletes a page of one table's rows of a deleted
 // incarnation; never of a live queue's (an id is never reused, but a store
@@ -308,11 +328,15 @@ var remainsPageSQL = []string{
 		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = $1) LIMIT $2))`,
 }
 
-// clearRemains removes the rows of deleted incarnations a page at a time,
-// oldest deletion first, each page its own transaction, at most
-// remainsPages pages a call; it drops an incarnation's entry once nothing
-// of it is left and remainsKept has passed.
+// clearRemains drops the entries of drained incarnations past remainsKept,
+// then removes the rows of deleted incarnations a page at a time, oldest
+// deletion first, each page its own transaction, at most remainsPages
+// pages a call; it drops an incarnation's entry once nothing of it is left
+// and remainsKept has passed.
 func (s *Store) clearRemains(ctx context.Context, now time.Time) error {
+	if _, err := s.pool.Exec(ctx, retireRemainsSQL, nowArg(now), remainsKept); err != nil {
+		return err
+	}
 	rows, err := s.pool.Query(ctx, "SELECT queue_id FROM queue_remains ORDER BY deleted_at LIMIT 1000")
 	if err != nil {
 		return err
