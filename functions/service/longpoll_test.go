@@ -387,46 +387,6 @@ func TestSecondDelayedMessageReachesTheOtherPoll(t *testing.T) {
 	}
 }
 
-// Two polls wait; a send wakes one, which takes the message for 1 s and
-// never deletes it. The other poll claimed before the message existed, so
-// no claim of its own told it when that visibility ends: it still gets the
-// message when it comes back, not at its next look at the store (a minute
-// away here, or the end of its 10 s wait).
-func TestMessageComingBackReachesAPollThatWaitedBeforeIt(t *testing.T) {
-	svc := slowRepairService(t)
-	url := create(t, svc, "q")
-	vis, wait, one := int64(1), int64(10), int64(1)
-	results := make(chan polled, 2)
-	for range 2 {
-		go func() {
-			out, err := svc.ReceiveMessage(context.Background(), &contract.ReceiveMessageInput{QueueUrl: url,
-				WaitTimeSeconds: &wait, VisibilityTimeout: &vis, MaxNumberOfMessages: &one})
-			if err != nil {
-				t.Error(err)
-				results <- polled{}
-				return
-			}
-			results <- polled{len(out.Messages), time.Now()}
-		}()
-	}
-	waitForWaiting(t, svc, 2)
-	body := "m"
-	sent := time.Now()
-	if _, err := svc.SendMessage(context.Background(), &contract.SendMessageInput{QueueUrl: url, MessageBody: &body}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 2 {
-		g := <-results
-		took := g.when.Sub(sent)
-		switch {
-		case g.n != 1:
-			t.Errorf("poll %d got %d messages", i, g.n)
-		case i == 1 && took > 2500*time.Millisecond:
-			t.Errorf("the second poll got the message %s after the send, though its 1 s visibility ended at 1 s", took.Round(time.Millisecond))
-		}
-	}
-}
-
 // A long poll sleeps until a known visibility change, but at least 20 ms
 // (the store's clock may lag), and never past the end of its wait.
 func TestLongPollSleepsUntilTheNextChange(t *testing.T) {

@@ -46,14 +46,6 @@ func (s *Service) wakeAfterClaim(ctx context.Context, p *stores.MessageClaimPara
 	if p.VisibilityTimeout <= 0 && len(res.Messages) > 0 {
 		evs = append(evs, wake.Event{Queue: p.QueueName, Count: len(res.Messages)})
 	}
-	if p.VisibilityTimeout > 0 && len(res.Messages) > 0 {
-		// Messages not deleted come back when their visibility ends. The
-		// polls waiting here now claimed before this claim and know
-		// nothing of that time: a waiter is woken then (the earliest such
-		// time per queue is kept; the poll it wakes learns the next one
-		// from its claim), not at its next look at the store.
-		s.hub.WakeAfter(p.QueueName, p.VisibilityTimeout)
-	}
 	if res.Redriven > 0 && p.Redrive != nil {
 		evs = append(evs, wake.Event{Queue: p.Redrive.QueueName, Count: res.Redriven},
 			wake.Event{Queue: p.QueueName, Count: 1})
