@@ -11,11 +11,6 @@ import (
 
 // Bounds of one Maintain pass.
 const (
-	// passBudget: a pass takes pages of what it removes while they come
-	// back full and this much time is left, so that a steady load's
-	// expired markers, idle groups and trash are removed as fast as a
-	// pass a minute sees them come, not one page a pass.
-	passBudget    = 20 * time.Second
 	trashPerRound = 4   // trash records worked on at a time, oldest first
 	removePage    = 200 // documents removed per query and transaction
 	queuesPerPass = 8   // queues whose retention is swept
@@ -28,7 +23,15 @@ const (
 	trashGrace = 5 * time.Minute
 )
 
-// Maintain removes, in pages and within passBudget, what deletions and
+// stepBudget: each step of a pass (trash, dedup markers and attempts,
+// idle groups) takes pages of what it removes while they come back full
+// and this much of its own time is left, at least one, so that a steady
+// load's leftovers are removed as fast as a pass a minute sees them come,
+// and a large deleted queue's trash does not starve the other steps. (A
+// variable for tests.)
+var stepBudget = 5 * time.Second
+
+// Maintain removes, in pages and within a budget per step, what deletions and
 // purges left, expired dedup markers and attempts, idle group records, old
 // tombstones, and a round of queues' messages past retention.
 func (s *Store) Maintain(ctx context.Context, p *stores.MaintainParams) error {
@@ -36,14 +39,11 @@ func (s *Store) Maintain(ctx context.Context, p *stores.MaintainParams) error {
 		return err
 	}
 	now := nowOr(p.Now)
-	deadline := time.Now().Add(passBudget)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	more := func() bool { return ctx.Err() == nil && time.Now().Before(deadline) }
 	for _, step := range []func(context.Context, time.Time, func() bool) error{
 		s.emptyTrash, s.expireMarkers, s.removeIdleGroups, s.removeTombstones, s.sweepQueues,
 	} {
+		deadline := time.Now().Add(stepBudget)
+		more := func() bool { return ctx.Err() == nil && time.Now().Before(deadline) }
 		if err := step(ctx, now, more); err != nil {
 			return err
 		}
@@ -52,16 +52,15 @@ func (s *Store) Maintain(ctx context.Context, p *stores.MaintainParams) error {
 }
 
 // emptyTrash works on the trash records, oldest first, in rounds while a
-// round removes something and the pass has time. A round that removes
+// round removes something and the step has time. A round that removes
 // nothing met only records still in their grace.
 func (s *Store) emptyTrash(ctx context.Context, now time.Time, more func() bool) error {
-	for more() {
+	for {
 		removed, err := s.emptyTrashRound(ctx, now)
-		if err != nil || removed == 0 {
+		if err != nil || removed == 0 || !more() {
 			return err
 		}
 	}
-	return nil
 }
 
 // emptyTrashRound works on the oldest trash records and reports how many
@@ -151,15 +150,14 @@ func (s *Store) removeIdleGroups(ctx context.Context, now time.Time, more func()
 }
 
 // removeAllLapsed removes pages of lapsed documents (removeLapsed) while
-// they come back full and the pass has time.
+// they come back full and the step has time.
 func (s *Store) removeAllLapsed(ctx context.Context, now time.Time, more func() bool, col, field string, cutoff time.Time) error {
-	for more() {
+	for {
 		full, err := s.removeLapsed(ctx, now, col, field, cutoff)
-		if err != nil || !full {
+		if err != nil || !full || !more() {
 			return err
 		}
 	}
-	return nil
 }
 
 // removeLapsed removes a page of the documents of col whose time field is
