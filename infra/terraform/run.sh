@@ -130,13 +130,22 @@ cp stores/firestore/firestore.indexes.json "$tmp/tree/stores/firestore/"
 # fetched (its licence keeps it out of Debian and the module proxy).
 terraform="${TERRAFORM:-$(command -v terraform || true)}"
 terraform_missing=""
-if [ -n "$terraform" ] && "$terraform" version >/dev/null 2>&1; then
+terraform_version=""
+if [ -n "$terraform" ]; then
+  terraform_version="$("$terraform" version 2>/dev/null | sed -n '1s/^Terraform v\([0-9][0-9.]*\).*/\1/p')"
+fi
+# override_during came with Terraform 1.11.
+if [ -n "$terraform_version" ] && ! printf '%s\n%s\n' 1.11 "$terraform_version" | sort -C -V; then
+  terraform_missing="terraform $terraform_version is older than 1.11, the first with override_during"
+elif [ -n "$terraform_version" ]; then
   "$terraform" version | sed -n 1p
   cp -r "$tmp/tree" "$tmp/tree-terraform"
   find "$tmp/tree-terraform" -name '*.tftest.hcl' -exec sed -E -i \
     '/^[[:space:]]*override_(resource|data|module)[[:space:]]*[{][[:space:]]*$/a\  override_during = plan' {} +
 else
   terraform_missing="terraform is not installed (set TERRAFORM to its path)"
+fi
+if [ -n "$terraform_missing" ]; then
   if [ "${CI:-}" = true ]; then
     echo "test-terraform: FAILED: $terraform_missing"
   else

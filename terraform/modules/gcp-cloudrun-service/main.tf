@@ -68,8 +68,9 @@ resource "google_cloud_run_v2_service" "this" {
 
       # Ready in seconds as a rule, but an instance opens its store before
       # it listens, and the first one on a new Spanner database waits for
-      # the schema's DDL, which may take minutes: the window is Cloud Run's
-      # longest, 240 s (period × threshold), probed every 2 s.
+      # the schema's DDL, which may take minutes: period × threshold is
+      # Cloud Run's largest, 240 s, probed every 2 s. (A later instance
+      # finds the schema applied and starts in seconds.)
       startup_probe {
         http_get {
           path = "/readyz"
