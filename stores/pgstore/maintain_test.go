@@ -227,6 +227,53 @@ func TestOnePassRetiresEveryDrainedIncarnation(t *testing.T) {
 	}
 }
 
+// Many small queues deleted with messages in them: a page spans
+// incarnations, so one pass drains and retires them all (a page per table
+// and incarnation was 50 incarnations a pass).
+func TestOnePassDrainsManyDeletedIncarnations(t *testing.T) {
+	s := newTestStore(t)
+	ctx := context.Background()
+	t0 := time.Now().UTC().Truncate(time.Second)
+	const n = 120
+	ids := make([]string, n)
+	for i := range n {
+		fifo := i%2 == 1
+		name := "full-" + strconv.Itoa(i)
+		if fifo {
+			name += ".fifo"
+		}
+		q := createQueue(t, s, name, fifo)
+		ids[i] = q.ID
+		var msgs []stores.NewMessage
+		for j := range 3 {
+			if fifo {
+				msgs = append(msgs, newMsg("m", "g", "d"+strconv.Itoa(j)))
+			} else {
+				msgs = append(msgs, newMsg("m", "", ""))
+			}
+		}
+		if _, err := s.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID, Messages: msgs,
+			DedupWindow: 5 * time.Minute, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Maintain(ctx, &stores.MaintainParams{Now: t0.Add(remainsKept + time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"messages", "fifo_groups", "dedup", "queue_remains"} {
+		var left int
+		if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+table+" WHERE queue_id = ANY($1)", ids).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left > 0 {
+			t.Errorf("one pass left %d rows of %d deleted incarnations in %s", left, n, table)
+		}
+	}
+}
+
 // A deleted queue's incarnation leaves nothing in the instance that
 // deleted it, and incarnations deleted elsewhere are bounded.
 func TestPerIncarnationStateIsReleased(t *testing.T) {

@@ -304,8 +304,7 @@ const remainsKept = 5 * time.Minute
 
 // retireRemainsSQL drops, in one statement, the entries of incarnations
 // deleted longer than remainsKept ago of which nothing is left (the
-// predicates are remainsPageSQL's), so that queues created and deleted all
-// day cost a pass one statement, not one per table each.
+// predicates are remainsPageSQL's).
 const retireRemainsSQL = `DELETE FROM queue_remains r
 	WHERE r.deleted_at <= coalesce($1::timestamptz, now()) - $2::interval
 	  AND NOT EXISTS (SELECT 1 FROM messages WHERE queue_id = r.queue_id AND seq > 0)
@@ -314,29 +313,35 @@ const retireRemainsSQL = `DELETE FROM queue_remains r
 	  AND NOT EXISTS (SELECT 1 FROM receive_attempts WHERE queue_id = r.queue_id)
 	  AND NOT EXISTS (SELECT 1 FROM queues WHERE id = r.queue_id)`
 
-// remainsPageSQL deletes a page of one table's rows of a deleted
-// incarnation; never of a live queue's (an id is never reused, but a store
-// must not trust its caller with that).
+// remainsPageSQL deletes a page of one table's rows of the deleted
+// incarnations listed ($1), in one statement whatever their number; never
+// of a live queue's (an id is never reused, but a store must not trust its
+// caller with that).
 var remainsPageSQL = []string{
-	`DELETE FROM messages WHERE ctid = ANY(ARRAY(SELECT ctid FROM messages WHERE queue_id = $1 AND seq > 0
-		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = $1) LIMIT $2))`,
-	`DELETE FROM fifo_groups WHERE ctid = ANY(ARRAY(SELECT ctid FROM fifo_groups WHERE queue_id = $1 AND avail_at < 'infinity'
-		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = $1) LIMIT $2))`,
-	`DELETE FROM dedup WHERE ctid = ANY(ARRAY(SELECT ctid FROM dedup WHERE queue_id = $1
-		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = $1) LIMIT $2))`,
-	`DELETE FROM receive_attempts WHERE ctid = ANY(ARRAY(SELECT ctid FROM receive_attempts WHERE queue_id = $1
-		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = $1) LIMIT $2))`,
+	`DELETE FROM messages WHERE ctid = ANY(ARRAY(SELECT m.ctid FROM messages m WHERE m.queue_id = ANY($1::text[]) AND m.seq > 0
+		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = m.queue_id) LIMIT $2))`,
+	`DELETE FROM fifo_groups WHERE ctid = ANY(ARRAY(SELECT f.ctid FROM fifo_groups f WHERE f.queue_id = ANY($1::text[]) AND f.avail_at < 'infinity'
+		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = f.queue_id) LIMIT $2))`,
+	`DELETE FROM dedup WHERE ctid = ANY(ARRAY(SELECT d.ctid FROM dedup d WHERE d.queue_id = ANY($1::text[])
+		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = d.queue_id) LIMIT $2))`,
+	`DELETE FROM receive_attempts WHERE ctid = ANY(ARRAY(SELECT a.ctid FROM receive_attempts a WHERE a.queue_id = ANY($1::text[])
+		AND NOT EXISTS (SELECT 1 FROM queues WHERE id = a.queue_id) LIMIT $2))`,
 }
 
-// clearRemains drops the entries of drained incarnations past remainsKept,
-// then removes the rows of deleted incarnations a page at a time, oldest
-// deletion first, each page its own transaction, at most remainsPages
-// pages a call; it drops an incarnation's entry once nothing of it is left
-// and remainsKept has passed.
+// clearRemains removes the rows of the oldest deleted incarnations (up to
+// 1,000 of them) a page at a time, each page one table's rows of any of
+// them in its own transaction, at most remainsPages pages a call; then it
+// drops the entries of the incarnations past remainsKept of which nothing
+// is left.
 func (s *Store) clearRemains(ctx context.Context, now time.Time) error {
-	if _, err := s.pool.Exec(ctx, retireRemainsSQL, nowArg(now), remainsKept); err != nil {
+	if err := s.drainRemains(ctx); err != nil {
 		return err
 	}
+	_, err := s.pool.Exec(ctx, retireRemainsSQL, nowArg(now), remainsKept)
+	return err
+}
+
+func (s *Store) drainRemains(ctx context.Context) error {
 	rows, err := s.pool.Query(ctx, "SELECT queue_id FROM queue_remains ORDER BY deleted_at LIMIT 1000")
 	if err != nil {
 		return err
@@ -345,33 +350,29 @@ func (s *Store) clearRemains(ctx context.Context, now time.Time) error {
 	if err != nil {
 		return err
 	}
+	if len(ids) == 0 {
+		return nil
+	}
 	budget := remainsPages
-	for _, id := range ids {
-		for _, sql := range remainsPageSQL {
-			for {
-				if budget == 0 {
-					return nil
-				}
-				budget--
-				var n int64
-				err := s.retry(ctx, func() error {
-					tag, err := s.pool.Exec(ctx, sql, id, remainsPage)
-					n = tag.RowsAffected()
-					return err
-				})
-				if err != nil {
-					return err
-				}
-				s.changed(int(n))
-				if n < remainsPage {
-					break
-				}
+	for _, sql := range remainsPageSQL {
+		for {
+			if budget == 0 {
+				return nil
 			}
-		}
-		// Every table of it is drained (a page came back short).
-		if _, err := s.pool.Exec(ctx, `DELETE FROM queue_remains WHERE queue_id = $1 AND deleted_at <= coalesce($2::timestamptz, now()) - $3::interval`,
-			id, nowArg(now), remainsKept); err != nil {
-			return err
+			budget--
+			var n int64
+			err := s.retry(ctx, func() error {
+				tag, err := s.pool.Exec(ctx, sql, ids, remainsPage)
+				n = tag.RowsAffected()
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			s.changed(int(n))
+			if n < remainsPage {
+				break // this table is drained of them
+			}
 		}
 	}
 	return nil
