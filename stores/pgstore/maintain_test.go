@@ -285,33 +285,29 @@ func TestPerIncarnationStateIsReleased(t *testing.T) {
 		m.Range(func(any, any) bool { n++; return true })
 		return n
 	}
-	for i := range 50 {
-		q := createQueue(t, s, "churn-"+strconv.Itoa(i), i%2 == 1)
-		if _, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
-			VisibilityTimeout: time.Minute, Token: "t"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
-			t.Fatal(err)
+	// churn creates n queues, receives from each here and deletes each
+	// through deleter.
+	churn := func(prefix string, n int, deleter *Store) {
+		t.Helper()
+		for i := range n {
+			q := createQueue(t, s, prefix+strconv.Itoa(i), i%2 == 1)
+			if _, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
+				VisibilityTimeout: time.Minute, Token: "t"}); err != nil {
+				t.Fatal(err)
+			}
+			if err := deleter.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+	churn("churn-", 50, s)
 	if f, w := size(&s.fifoByID), size(&s.lastSweep); f != 0 || w != 0 {
 		t.Errorf("after 50 queues deleted here: %d incarnations' kinds and %d last sweeps kept, want none", f, w)
 	}
 
 	defer func(old int64) { perIncarnationLimit = old }(perIncarnationLimit)
 	perIncarnationLimit = 10
-	other := openSchema(t, dsn, schema) // another instance, which deletes them
-	for i := range 30 {
-		q := createQueue(t, s, "elsewhere-"+strconv.Itoa(i), i%2 == 1)
-		if _, err := s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: q.Name, QueueID: q.ID, Max: 1,
-			VisibilityTimeout: time.Minute, Token: "t"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := other.QueueDelete(ctx, &stores.QueueDeleteParams{Name: q.Name, ID: q.ID}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	churn("elsewhere-", 30, openSchema(t, dsn, schema)) // deleted through another instance
 	if f, w := size(&s.fifoByID), size(&s.lastSweep); f > 10 || w > 10 {
 		t.Errorf("30 queues deleted elsewhere left %d kinds and %d last sweeps here, past the limit of 10", f, w)
 	}
