@@ -460,6 +460,10 @@ type MoveTaskStep struct {
 
 type MoveTaskCreateParams struct {
 	Task *MoveTask // stored as given, but for Version
+	// KeepFinished, when positive: with the task stored, the store drops
+	// the source's finished tasks past the newest KeepFinished of them
+	// (rules.FinishedPast).
+	KeepFinished int
 }
 
 type MoveTaskListParams struct {

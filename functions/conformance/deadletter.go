@@ -256,6 +256,31 @@ func testMoveTasks(t *testing.T, s suite) {
 		e.wantCounts(queueURL("dlq"), 0, 0, 0)
 	})
 
+	s.test(t, "OldFinishedTasksGo", func(e *env) {
+		// ListMessageMoveTasks shows a source's newest ten tasks at most:
+		// the store keeps no more finished ones than that, however many
+		// moves a DLQ has seen.
+		var started []int64
+		for i := range 13 {
+			pipe(e, "src"+strconv.Itoa(i), "dlq", 1)
+			e.clock.Advance(secs(1))
+			started = append(started, e.clock.Now().UnixMilli())
+			start(e, &contract.StartMessageMoveTaskInput{SourceArn: queueARN("dlq")})
+			e.finishMoveTask(queueARN("dlq"))
+		}
+		listed := e.listMoveTasks(queueARN("dlq"), 10)
+		if len(listed) != 10 || listed[0].StartedTimestamp != started[12] || listed[9].StartedTimestamp != started[3] {
+			e.t.Fatalf("ListMessageMoveTasks listed %d tasks, want the newest ten", len(listed))
+		}
+		kept, err := e.store.MoveTaskList(e.op(), &stores.MoveTaskListParams{SourceArn: queueARN("dlq")})
+		wantOK(e.t, err, "MoveTaskList")
+		// Dropped when a task starts: ten finished then, and the one it
+		// started, finished since.
+		if len(kept) != 11 {
+			e.t.Errorf("the store keeps %d finished tasks of the source, want 11 (the ten a list could show when the last one started, and that one)", len(kept))
+		}
+	})
+
 	s.test(t, "MovedAsNewMessages", func(e *env) {
 		// docs (dead-letter queue redrive): a move task resets the retention
 		// period; the moved messages are new messages, with a new MessageId

@@ -115,7 +115,7 @@ func (s *Service) StartMessageMoveTask(ctx context.Context, in *contract.StartMe
 	err = s.store.MoveTaskCreate(ctx, &stores.MoveTaskCreateParams{Task: &stores.MoveTask{
 		Handle: handle, SourceName: src.Name, SourceArn: srcArn, DestinationArn: dest, MaxPerSecond: rate,
 		Status: stores.MoveTaskRunning, ToMove: st.Visible, StartedAt: now, UpdatedAt: now, PacedTo: now,
-	}})
+	}, KeepFinished: maxListedMoveTasks})
 	if errors.Is(err, stores.ErrMoveTaskRunning) {
 		return nil, contract.ErrInvalidParameterValue("There is already a task running. Only one active task is allowed for a source queue arn at a given time.")
 	}
@@ -179,7 +179,7 @@ func (s *Service) ListMessageMoveTasks(ctx context.Context, in *contract.ListMes
 	}
 	limit := 1
 	if in.MaxResults != nil {
-		if *in.MaxResults < 1 || *in.MaxResults > 10 {
+		if *in.MaxResults < 1 || *in.MaxResults > maxListedMoveTasks {
 			return nil, contract.ErrInvalidValue(*in.MaxResults, "MaxResults", "You must enter a number that's between 1 and 10.")
 		}
 		limit = int(*in.MaxResults)
@@ -238,6 +238,10 @@ func (s *Service) RunMoveTasks(ctx context.Context) error {
 
 // maxMoveStep caps the messages of one step (one store transaction).
 const maxMoveStep = 1000
+
+// maxListedMoveTasks is how many of a source's tasks ListMessageMoveTasks
+// shows at most, the newest; stores keep no more finished ones than that.
+const maxListedMoveTasks = 10
 
 // movePace is how many messages a step of t may move at now, and the
 // PacedTo to store with them. The allowance comes from the task's stored

@@ -30,6 +30,34 @@ func (s *Store) MoveTaskCreate(ctx context.Context, p *stores.MoveTaskCreatePara
 	if p.Task == nil || p.Task.Handle == "" {
 		return errors.New("orderedbatch: MoveTaskCreate needs a task with a handle")
 	}
+	if err := s.createTask(ctx, p); err != nil {
+		return err
+	}
+	if p.KeepFinished <= 0 {
+		return nil
+	}
+	// The source's old finished tasks go after the create, each checked
+	// again in the transaction that removes it (a transaction here reads
+	// keys, not queries).
+	tasks, err := s.MoveTaskList(ctx, &stores.MoveTaskListParams{SourceArn: p.Task.SourceArn})
+	if err != nil {
+		return err
+	}
+	var old []*docstore.Doc
+	for _, mt := range rules.FinishedPast(tasks, p.KeepFinished) {
+		if len(old) < removePage { // a transaction's worth; the next create takes more
+			old = append(old, &docstore.Doc{Key: taskKey(mt.Handle)})
+		}
+	}
+	if len(old) == 0 {
+		return nil
+	}
+	return s.removeStill(ctx, p.Task.StartedAt, old, func(d *docstore.Doc) bool {
+		return !rules.MoveTaskActive(fieldString(d, fStat))
+	})
+}
+
+func (s *Store) createTask(ctx context.Context, p *stores.MoveTaskCreateParams) error {
 	return s.run(ctx, p.Task.StartedAt, func(t *txn) error {
 		gk, tk := taskGuardKey(p.Task.SourceArn), taskKey(p.Task.Handle)
 		docs, err := t.get(gk, tk)

@@ -40,8 +40,31 @@ func (s *Store) MoveTaskCreate(ctx context.Context, p *stores.MoveTaskCreatePara
 		if n > 0 {
 			return stores.ErrMoveTaskRunning
 		}
-		_, err := t.Exec(ctx, `INSERT INTO move_tasks (`+taskCols+`, version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 1)`,
-			taskArgs(p.Task)...)
+		if _, err := t.Exec(ctx, `INSERT INTO move_tasks (`+taskCols+`, version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 1)`,
+			taskArgs(p.Task)...); err != nil {
+			return err
+		}
+		if p.KeepFinished <= 0 {
+			return nil
+		}
+		rows, err := t.Query(ctx, `SELECT handle, status FROM move_tasks WHERE source_arn = $1 ORDER BY started_at DESC, handle`, p.Task.SourceArn)
+		if err != nil {
+			return err
+		}
+		tasks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*stores.MoveTask, error) {
+			var mt stores.MoveTask
+			return &mt, r.Scan(&mt.Handle, &mt.Status)
+		})
+		if err != nil {
+			return err
+		}
+		var gone []string
+		for _, old := range rules.FinishedPast(tasks, p.KeepFinished) {
+			gone = append(gone, old.Handle)
+		}
+		if len(gone) > 0 {
+			_, err = t.Exec(ctx, `DELETE FROM move_tasks WHERE handle = ANY($1)`, gone)
+		}
 		return err
 	})
 	if isUniqueViolation(err) {

@@ -3,6 +3,7 @@ package rules_test
 import (
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -235,5 +236,24 @@ func TestExpiryIsWhereRetainedEnds(t *testing.T) {
 	}
 	if _, ok := rules.Expiry(t0, 0); ok {
 		t.Error("a retention of 0 keeps messages forever, but Expiry gave an instant")
+	}
+}
+
+func TestFinishedPast(t *testing.T) {
+	task := func(h, status string) *stores.MoveTask { return &stores.MoveTask{Handle: h, Status: status} }
+	// Newest first; the running and cancelling ones are never dropped, nor
+	// counted among the kept.
+	tasks := []*stores.MoveTask{task("a", stores.MoveTaskRunning), task("b", stores.MoveTaskCompleted),
+		task("c", stores.MoveTaskCancelling), task("d", stores.MoveTaskFailed), task("e", stores.MoveTaskCancelled),
+		task("f", stores.MoveTaskCompleted)}
+	var got []string
+	for _, mt := range rules.FinishedPast(tasks, 2) {
+		got = append(got, mt.Handle)
+	}
+	if want := []string{"e", "f"}; !slices.Equal(got, want) {
+		t.Errorf("FinishedPast(…, 2) = %v, want %v", got, want)
+	}
+	if past := rules.FinishedPast(tasks, 10); len(past) != 0 {
+		t.Errorf("FinishedPast(…, 10) = %d tasks, want none", len(past))
 	}
 }

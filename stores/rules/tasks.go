@@ -23,3 +23,21 @@ func MoveTaskActive(status string) bool {
 func ActiveMoveTaskStatuses() []string {
 	return slices.Clone(activeMoveTask)
 }
+
+// FinishedPast returns, of one source's tasks listed newest first (as
+// MoveTaskList lists them), the finished ones after the newest keep
+// finished: ListMessageMoveTasks shows at most the newest few, so a store
+// drops these when it creates a task rather than keep every task ever run.
+func FinishedPast(tasks []*stores.MoveTask, keep int) []*stores.MoveTask {
+	var out []*stores.MoveTask
+	finished := 0
+	for _, t := range tasks {
+		if MoveTaskActive(t.Status) {
+			continue
+		}
+		if finished++; finished > keep {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -462,6 +462,11 @@ func (t *tx) putTask(rec *TaskRecord) {
 	t.put(rec)
 }
 
+func (t *tx) deleteTask(rec *TaskRecord) {
+	delete(t.e.tasks, rec.Task.Handle)
+	t.del(rec)
+}
+
 func (t *tx) putTombstone(rec *TombstoneRecord) {
 	t.e.tombs[rec.Name] = rec
 	t.put(rec)

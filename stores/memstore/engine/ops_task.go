@@ -24,24 +24,37 @@ func (e *Engine) MoveTaskCreate(ctx context.Context, p *stores.MoveTaskCreatePar
 		rec := &TaskRecord{Task: *p.Task}
 		rec.Task.Version = 1
 		t.putTask(rec)
+		if p.KeepFinished > 0 {
+			for _, old := range rules.FinishedPast(e.listTasks(p.Task.SourceArn, ""), p.KeepFinished) {
+				t.deleteTask(e.tasks[old.Handle])
+			}
+		}
 		return nil
 	})
+}
+
+// listTasks lists the tasks of a source (or all) in a status (or all),
+// newest first. Call it in a transaction.
+func (e *Engine) listTasks(source, status string) []*stores.MoveTask {
+	var res []*stores.MoveTask
+	for _, tr := range e.tasks {
+		if (source == "" || tr.Task.SourceArn == source) && (status == "" || tr.Task.Status == status) {
+			res = append(res, copyTask(&tr.Task))
+		}
+	}
+	slices.SortFunc(res, func(a, b *stores.MoveTask) int {
+		if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Handle, b.Handle)
+	})
+	return res
 }
 
 func (e *Engine) MoveTaskList(ctx context.Context, p *stores.MoveTaskListParams) ([]*stores.MoveTask, error) {
 	var res []*stores.MoveTask
 	err := e.run(ctx, time.Time{}, func(t *tx) error {
-		for _, tr := range e.tasks {
-			if (p.SourceArn == "" || tr.Task.SourceArn == p.SourceArn) && (p.Status == "" || tr.Task.Status == p.Status) {
-				res = append(res, copyTask(&tr.Task))
-			}
-		}
-		slices.SortFunc(res, func(a, b *stores.MoveTask) int {
-			if c := b.StartedAt.Compare(a.StartedAt); c != 0 {
-				return c
-			}
-			return strings.Compare(a.Handle, b.Handle)
-		})
+		res = e.listTasks(p.SourceArn, p.Status)
 		if p.Limit > 0 && len(res) > p.Limit {
 			res = res[:p.Limit]
 		}
