@@ -220,6 +220,14 @@ type MessageSendParams struct {
 	// echoes the original MessageId and SequenceNumber.
 	DedupWindow time.Duration
 	Now         time.Time
+	// HandOff, when set, is the claim of a receive waiting on this queue
+	// in this process, with the same Now. A store may run it in the send's
+	// own transaction, after the messages are stored, and answer it in
+	// MessageSendResult.HandedOff: the waiting receive then gets what the
+	// send made receivable with the send's commit, instead of a wake-up and
+	// a transaction of its own. A store that does not, or not for this
+	// claim, leaves HandedOff nil and claims nothing.
+	HandOff *MessageClaimParams
 }
 
 type SendResult struct {
@@ -230,6 +238,9 @@ type SendResult struct {
 
 type MessageSendResult struct {
 	Results []SendResult // one per params message, in order
+	// HandedOff is what MessageSendParams.HandOff claimed, committed with
+	// the send; nil when the store did not run it.
+	HandedOff *MessageClaimResult
 }
 
 // Redrive tells a claim where messages received too often go.
@@ -609,4 +620,8 @@ type Traits struct {
 	// MaxMovePerCall bounds MessageMoveParams.Max, for stores whose
 	// transactions are bounded; 0: no bound beyond the service's own.
 	MaxMovePerCall int
+	// HandOffs: MessageSend runs MessageSendParams.HandOff, at least for
+	// some claims. The service offers waiting receives to the sends of
+	// stores that do, and to no others.
+	HandOffs bool
 }

@@ -76,7 +76,7 @@ func newMetrics(b Build) *metrics {
 		}),
 		longPollWakeups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_long_poll_wakeups_total",
-			Help: "Waits of long polls that ended before the poll did, by cause: wakeup (a send, a release, ...) or check (a known visibility change, or the periodic store check).",
+			Help: "Waits of long polls that ended before the poll did, by cause: wakeup (a send, a release, ...), handoff (a send that claimed for the poll in its own store call) or check (a known visibility change, or the periodic store check).",
 		}, []string{"cause"}),
 		storeDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "sluice_store_operation_duration_seconds",
@@ -136,6 +136,7 @@ func (m *metrics) observeLongPoll(lp service.LongPoll) {
 	m.longPollWait.Observe(lp.Waited.Seconds())
 	m.longPollWakeups.WithLabelValues("wakeup").Add(float64(lp.Wakeups))
 	m.longPollWakeups.WithLabelValues("check").Add(float64(lp.Checks))
+	m.longPollWakeups.WithLabelValues("handoff").Add(float64(lp.HandOffs))
 }
 
 // watch registers the series read at scrape time from the service, the

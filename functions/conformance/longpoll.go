@@ -155,6 +155,121 @@ func testLongPoll(t *testing.T, s suite) {
 		}
 	})
 
+	// A send through the instance where a long poll waits claims for that
+	// poll in the send's own store call on the stores that run hand-offs
+	// (stores.Traits.HandOffs): the poll answers with the send's commit and
+	// no wake-up is needed. The other stores wake it. Either way the
+	// message reaches the poll once, in flight under the poll's own
+	// VisibilityTimeout, and its receipt works.
+	s.test(t, "SendHandsOffToWaitingPoll", func(e *env) {
+		url := e.create("q", nil)
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20),
+			VisibilityTimeout: i64(5), AttributeNames: []string{"ApproximateReceiveCount"}})
+		time.Sleep(settle)
+		e.stillWaiting(ch)
+		before := e.hub.Stats().Woken
+		e.send(url, "hello")
+		woken := e.hub.Stats().Woken - before // a send publishes before it answers
+		got := e.awaitWoken(ch, "a send")
+		wantBodies(e.t, got, "hello")
+		if want := wokenForSends(e, 1, 1); woken != want {
+			e.t.Errorf("the send woke %d polls, want %d (store hands off: %v)", woken, want, e.store.Traits().HandOffs)
+		}
+		if len(got) == 1 && got[0].Attributes["ApproximateReceiveCount"] != "1" {
+			e.t.Errorf("ApproximateReceiveCount = %q, want 1", got[0].Attributes["ApproximateReceiveCount"])
+		}
+		e.wantCounts(url, 0, 1, 0)
+		e.clock.Advance(6 * time.Second) // past the poll's visibility timeout
+		again := e.recvOne(url)
+		wantBodies(e.t, []contract.Message{again}, "hello")
+		e.del(url, again.ReceiptHandle)
+		e.wantCounts(url, 0, 0, 0)
+	})
+
+	s.test(t, "HandOffReceiptDeletes", func(e *env) {
+		url := e.create("q", nil)
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20)})
+		time.Sleep(settle)
+		e.stillWaiting(ch)
+		e.send(url, "m")
+		got := e.awaitWoken(ch, "a send")
+		if len(got) != 1 {
+			e.t.Fatalf("the long poll got %d messages, want 1", len(got))
+		}
+		e.del(url, got[0].ReceiptHandle)
+		e.wantCounts(url, 0, 0, 0)
+	})
+
+	// A poll that asks for ten gets the whole batch sent while it waits.
+	s.test(t, "HandOffTakesWhatThePollAsksFor", func(e *env) {
+		url := e.create("q", nil)
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20), MaxNumberOfMessages: i64(10)})
+		time.Sleep(settle)
+		e.stillWaiting(ch)
+		_, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: sendEntries(3)})
+		wantOK(e.t, err, "SendMessageBatch")
+		wantBodySet(e.t, e.awaitWoken(ch, "a batch send"), "messageBody-0", "messageBody-1", "messageBody-2")
+	})
+
+	// Two polls of one message each and a batch of two: one message goes
+	// with the send, a wake-up brings the other poll the other one.
+	s.test(t, "HandOffWakesAnotherPollForTheRest", func(e *env) {
+		url := e.create("q", nil)
+		chans := []<-chan pollResult{
+			e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20)}),
+			e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20)}),
+		}
+		time.Sleep(settle)
+		before := e.hub.Stats().Woken
+		_, err := e.svc.SendMessageBatch(e.op(), &contract.SendMessageBatchInput{QueueUrl: url, Entries: sendEntries(2)})
+		wantOK(e.t, err, "SendMessageBatch")
+		woken := e.hub.Stats().Woken - before
+		var got []contract.Message
+		for i, ch := range chans {
+			got = append(got, e.awaitWoken(ch, "a batch of two (poll "+strconv.Itoa(i)+")")...)
+		}
+		wantBodySet(e.t, got, "messageBody-0", "messageBody-1")
+		if want := wokenForSends(e, 2, 2); woken != want {
+			e.t.Errorf("the batch woke %d polls, want %d (store hands off: %v)", woken, want, e.store.Traits().HandOffs)
+		}
+	})
+
+	// A send into a FIFO group whose head is in flight has nothing
+	// receivable to hand off: the poll waits on, and the head's delete
+	// brings it the message.
+	s.test(t, "HandOffWaitsForTheFIFOGroup", func(e *env) {
+		url := e.createFIFO("f.fifo", map[string]string{"ContentBasedDeduplication": "true", "VisibilityTimeout": "60"})
+		e.sendFIFO(url, "message-1", "1", "")
+		head := e.recvOne(url)
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(20)})
+		time.Sleep(settle)
+		e.stillWaiting(ch)
+		e.sendFIFO(url, "message-2", "1", "")
+		time.Sleep(settle)
+		e.stillWaiting(ch)
+		e.del(url, head.ReceiptHandle)
+		wantBodies(e.t, e.awaitWoken(ch, "the group's release"), "message-2")
+	})
+
+	// A delayed message is not receivable yet: no poll takes it with the
+	// send.
+	s.test(t, "HandOffLeavesDelayedMessages", func(e *env) {
+		url := e.create("q", nil)
+		ch := e.startReceive(e.svc, &contract.ReceiveMessageInput{QueueUrl: url, WaitTimeSeconds: i64(1)})
+		time.Sleep(settle)
+		e.stillWaiting(ch)
+		e.sendIn(&contract.SendMessageInput{QueueUrl: url, MessageBody: str("later"), DelaySeconds: i64(5)})
+		if got := e.await(ch, hang); len(got) != 0 {
+			e.t.Errorf("a long poll received %q while it was delayed", bodies(got))
+		}
+		e.clock.Advance(6 * time.Second)
+		m := e.receive(&contract.ReceiveMessageInput{QueueUrl: url, AttributeNames: []string{"ApproximateReceiveCount"}})
+		wantBodies(e.t, m, "later")
+		if len(m) == 1 && m[0].Attributes["ApproximateReceiveCount"] != "1" {
+			e.t.Errorf("ApproximateReceiveCount = %q, want 1", m[0].Attributes["ApproximateReceiveCount"])
+		}
+	})
+
 	s.test(t, "QueueDefaultWait", func(e *env) {
 		// validated test_wait_time_seconds_queue_attribute_waits_correctly:
 		// without WaitTimeSeconds the queue's ReceiveMessageWaitTimeSeconds applies.
@@ -246,4 +361,14 @@ func testLongPoll(t *testing.T, s suite) {
 			e.t.Errorf("%d waiting polls received %d distinct messages of %d (counts now %+v)", n, len(seen), n, e.counts(url))
 		}
 	})
+}
+
+// wokenForSends is how many of polls waiting polls a send of n receivable
+// messages wakes: one per message, but on a store that hands off
+// (stores.Traits.HandOffs) one poll gets a message with the send.
+func wokenForSends(e *env, n, polls int) uint64 {
+	if e.store.Traits().HandOffs {
+		n, polls = n-1, polls-1
+	}
+	return uint64(min(n, polls))
 }

@@ -207,6 +207,14 @@ type claimCountingStore struct {
 	fail   atomic.Bool
 }
 
+// Traits: no hand-offs, so that a send wakes the waiting poll, whose own
+// claim the tests follow.
+func (c *claimCountingStore) Traits() stores.Traits {
+	t := c.Store.Traits()
+	t.HandOffs = false
+	return t
+}
+
 func (c *claimCountingStore) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
 	c.claims.Add(1)
 	if c.fail.CompareAndSwap(true, false) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,12 +137,10 @@ func (s *Service) SendMessage(ctx context.Context, in *contract.SendMessageInput
 	if err := fifoRequirements(cfg, r, func() *contract.Error { return contract.ErrMissingParameter("MessageGroupId") }); err != nil {
 		return nil, err
 	}
-	res, err := s.store.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
-		Messages: []stores.NewMessage{msg}, DedupWindow: contract.DedupWindow, Now: s.now()})
+	res, err := s.send(ctx, q, []stores.NewMessage{msg})
 	if err != nil {
-		return nil, s.storeErr(ctx, err)
+		return nil, err
 	}
-	s.wakeAfterSend(ctx, q, res)
 	s.counts.sent.Add(1)
 	sr := res.Results[0]
 	return &contract.SendMessageOutput{
@@ -151,6 +150,23 @@ func (s *Service) SendMessage(ctx context.Context, in *contract.SendMessageInput
 		MessageId:                    sr.MessageID,
 		SequenceNumber:               sr.SequenceNumber,
 	}, nil
+}
+
+// send stores msgs in q, with the claim of a poll waiting on q when the
+// store runs it (handOffFor), and wakes polls for what the send made
+// receivable and no poll took.
+func (s *Service) send(ctx context.Context, q *stores.Queue, msgs []stores.NewMessage) (*stores.MessageSendResult, error) {
+	params := &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
+		Messages: msgs, DedupWindow: contract.DedupWindow, Now: s.now()}
+	pp := s.handOffFor(q, msgs, params)
+	res, err := s.store.MessageSend(ctx, params)
+	if err != nil {
+		s.answerHandOff(ctx, pp, params, nil)
+		return nil, s.storeErr(ctx, err)
+	}
+	handed := s.answerHandOff(ctx, pp, params, res)
+	s.wakeAfterSend(ctx, q, res, handed)
+	return res, nil
 }
 
 // checkBatch applies the request-level rules every batch action shares.
@@ -228,12 +244,10 @@ func (s *Service) SendMessageBatch(ctx context.Context, in *contract.SendMessage
 	if len(msgs) == 0 {
 		return out, nil
 	}
-	res, err := s.store.MessageSend(ctx, &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
-		Messages: msgs, DedupWindow: contract.DedupWindow, Now: s.now()})
+	res, err := s.send(ctx, q, msgs)
 	if err != nil {
-		return nil, s.storeErr(ctx, err)
+		return nil, err
 	}
-	s.wakeAfterSend(ctx, q, res)
 	s.counts.sent.Add(uint64(len(res.Results)))
 	for i, sr := range res.Results {
 		out.Successful = append(out.Successful, contract.SendMessageBatchResultEntry{
@@ -358,7 +372,6 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 			lp.info.Messages = len(res.Messages)
 			return res.Messages, nil
 		}
-		lp.waiting()
 		sleep := min(remaining, s.repairInterval())
 		if res.Contended {
 			// Other receivers took what this claim found; what they left
@@ -379,8 +392,20 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 		if !res.NextChange.IsZero() {
 			sleep = untilNextChange(sleep, res.NextChange.Sub(s.wallNow()))
 		}
+		var pp *parkedPoll
+		var handOff <-chan *stores.MessageClaimResult
+		if l != nil && s.offersHandOffs(p) {
+			pp = s.handOffs.park(p, l)
+			handOff = pp.got
+		}
+		lp.waiting() // counted once a send can find it
 		timer := time.NewTimer(sleep)
+		var handed *stores.MessageClaimResult
 		select {
+		case handed = <-handOff:
+			pp = nil
+			look = lookWoken // if it got nothing
+			lp.info.HandOffs++
 		case <-hint:
 			look = lookWoken
 			lp.info.Wakeups++
@@ -390,18 +415,98 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 		case <-ctx.Done():
 			timer.Stop()
 			cancel()
+			if pp != nil {
+				s.handOffs.unpark(pp) // a send's claim for it is lost with the request, as its own would be
+			}
 			lp.info.Ended = LongPollCancelled
 			return nil, ctx.Err()
 		case <-s.shutdown:
-			timer.Stop()
-			cancel()
 			lp.info.Ended = LongPollShutdown
 			next = time.Time{} // nobody is left to wake
-			return nil, nil
 		}
 		timer.Stop()
+		if pp != nil && !s.handOffs.unpark(pp) {
+			handed = <-pp.got // a send took it meanwhile: its claim answers
+		}
+		if handed != nil && len(handed.Messages) > 0 {
+			cancel() // a wake-up it got too goes to another waiter
+			lp.info.Ended = ""
+			lp.info.Messages = len(handed.Messages)
+			return handed.Messages, nil
+		}
 		cancel()
+		if lp.info.Ended == LongPollShutdown {
+			return nil, nil
+		}
 	}
+}
+
+// offersHandOffs says whether a long poll with claim p waits for the sends
+// of this instance to claim for it (handOffs): on a store that runs such
+// claims, for a claim without an attempt id (whose replay is the store's
+// general path) or a redrive (which moves messages to another queue).
+func (s *Service) offersHandOffs(p *stores.MessageClaimParams) bool {
+	return s.traits.HandOffs && p.AttemptID == "" && rules.RedriveTarget(p.Redrive, p.QueueName) == ""
+}
+
+// handOffFor takes the poll waiting longest on q for a send whose messages
+// are msgs and gives its claim to params, for the send to run
+// (stores.MessageSendParams.HandOff), or returns nil when no poll waits or
+// every message is delayed. The caller answers the poll (answerHandOff).
+func (s *Service) handOffFor(q *stores.Queue, msgs []stores.NewMessage, params *stores.MessageSendParams) *parkedPoll {
+	if !s.traits.HandOffs || !slices.ContainsFunc(msgs, func(m stores.NewMessage) bool { return m.Delay <= 0 }) {
+		return nil
+	}
+	pp := s.handOffs.take(q.Name)
+	if pp == nil {
+		return nil
+	}
+	c := pp.claim
+	c.Now = params.Now
+	c.Token = newToken(c.Now)
+	params.HandOff = &c
+	return pp
+}
+
+// answerHandOff gives pp, taken for a send, what the send's claim took,
+// and says how many of the send's own messages went to it (they need no
+// wake-up); res is nil when the send failed.
+func (s *Service) answerHandOff(ctx context.Context, pp *parkedPoll, params *stores.MessageSendParams, res *stores.MessageSendResult) int {
+	if pp == nil {
+		return 0
+	}
+	var handed *stores.MessageClaimResult
+	if res != nil {
+		handed = res.HandedOff
+	}
+	pp.got <- handed
+	if handed == nil {
+		return 0
+	}
+	s.wakeAfterClaim(ctx, params.HandOff, handed)
+	sent := map[string]bool{}
+	for _, r := range res.Results {
+		if !r.Duplicate {
+			sent[r.MessageID] = true
+		}
+	}
+	n := 0
+	for _, m := range handed.Messages {
+		if sent[m.ID] {
+			n++
+		}
+	}
+	switch {
+	case len(handed.Messages) == 0:
+	case n == len(handed.Messages) && !handed.Contended && handed.Redriven == 0:
+		// It took only what the send made receivable, which no receive
+		// could have found before: what the idle memo knows of the queue
+		// still holds, until those messages come back.
+		s.idle.receivedUntil(params.QueueName, s.wallNow().Add(max(params.HandOff.VisibilityTimeout, 0)))
+	default:
+		s.idle.forget(params.QueueName)
+	}
+	return n
 }
 
 // A look is why a receive's claim runs.

@@ -47,6 +47,7 @@ const (
 type LongPoll struct {
 	Waited   time.Duration
 	Wakeups  int // waits ended by a wake-up (a send, a release, ...)
+	HandOffs int // waits ended by a send that claimed for the poll (handOffs)
 	Checks   int // waits ended by the timer: a known visibility change, or the repair check
 	Messages int // how many it returned
 	Ended    string

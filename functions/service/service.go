@@ -81,6 +81,9 @@ type Service struct {
 	hub    *wake.Hub
 	idle   *idleMemo
 	traits stores.Traits
+	// handOffs are the long polls waiting here, for sends to claim for
+	// (stores.Traits.HandOffs).
+	handOffs handOffs
 	// shutdown ends waiting long polls early (with empty results).
 	shutdown chan struct{}
 	// waiting counts the long polls waiting now.

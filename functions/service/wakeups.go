@@ -12,7 +12,8 @@ import (
 // call made receivable at once:
 //
 //   - a send: its stored messages (a delayed one too: the woken claim
-//     finds nothing yet, but learns when it will, its NextChange);
+//     finds nothing yet, but learns when it will, its NextChange), but for
+//     those a waiting poll claimed with it (handOffs);
 //   - a receive with VisibilityTimeout 0: what it returned is still
 //     visible; a receive that redrove messages: they are receivable in
 //     the dead-letter queue, and what stood behind them in the source;
@@ -29,8 +30,10 @@ func (s *Service) publish(ctx context.Context, events ...wake.Event) {
 	s.hub.Publish(ctx, events...)
 }
 
-func (s *Service) wakeAfterSend(ctx context.Context, q *stores.Queue, res *stores.MessageSendResult) {
-	n := 0
+// wakeAfterSend: handed of the messages stored went to a waiting poll
+// with the send (handOffs).
+func (s *Service) wakeAfterSend(ctx context.Context, q *stores.Queue, res *stores.MessageSendResult, handed int) {
+	n := -handed
 	for _, r := range res.Results {
 		if !r.Duplicate {
 			n++

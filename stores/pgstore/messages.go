@@ -277,7 +277,23 @@ func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.inQueueBatch(ctx, q.QueueName, qid, q.Now, queueOp{send: &queueSend{p: &q, enc: enc, fifo: fifo}})
+	op := queueOp{send: &queueSend{p: &q, enc: enc, fifo: fifo}}
+	// A hand-off runs as a fast claim would (no attempt id, no redrive).
+	if h := q.HandOff; h != nil && h.Max > 0 && h.AttemptID == "" && rules.RedriveTarget(h.Redrive, q.QueueName) == "" {
+		// The fast claim's statement, after the send's in its batch; its
+		// retention sweep is left to the receives' own claims.
+		c := *h
+		c.QueueName, c.QueueID, c.Now = q.QueueName, qid, q.Now
+		var from int64
+		if !fifo {
+			from = s.fronts.from(qid, time.Now())
+		}
+		op.claim = fastClaimReq{p: &c, fifo: fifo, from: from}
+	}
+	res, err := s.inQueueBatch(ctx, q.QueueName, qid, q.Now, op)
+	if res.send != nil {
+		res.send.HandedOff = res.claim
+	}
 	return res.send, err
 }
 

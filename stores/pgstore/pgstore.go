@@ -210,9 +210,10 @@ func ensureSchema(ctx context.Context, cc *pgx.ConnConfig, schema string) error 
 }
 
 // Traits: the database's clock; a move reads its candidates in one
-// transaction, so it is bounded.
+// transaction, so it is bounded; a send runs a waiting receive's claim in
+// its batch (MessageSend).
 func (s *Store) Traits() stores.Traits {
-	return stores.Traits{OwnClock: true, MaxMovePerCall: maxMovePerCall}
+	return stores.Traits{OwnClock: true, MaxMovePerCall: maxMovePerCall, HandOffs: true}
 }
 
 // maxMovePerCall bounds one MessageMove's transaction.

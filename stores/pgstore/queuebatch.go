@@ -16,7 +16,7 @@ import (
 type queueOp struct {
 	send  *queueSend                  // a send, or
 	del   *stores.MessageDeleteParams // a delete, or
-	claim fastClaimReq                // a claim
+	claim fastClaimReq                // a claim (after a send: its hand-off)
 }
 
 // queueSend is a send and its messages' attributes as stored, encoded
@@ -37,14 +37,15 @@ type queueRes struct {
 // inQueueBatch runs op in a batch with the other sends, deletes and fast
 // claims of its queue incarnation and clock.
 func (s *Store) inQueueBatch(ctx context.Context, name, id string, now time.Time, op queueOp) (queueRes, error) {
-	var size int // messages sent, receipts, or messages asked for
+	var size int // messages sent, receipts, and messages asked for
 	switch {
 	case op.send != nil:
 		size = len(op.send.p.Messages)
 	case op.del != nil:
 		size = len(op.del.Receipts)
-	default:
-		size = max(op.claim.p.Max, 1)
+	}
+	if op.claim.p != nil {
+		size += max(op.claim.p.Max, 1)
 	}
 	res, err := s.queueOps.do(ctx, combineKey(name, id, now), op, size)
 	if err == nil {
@@ -128,7 +129,16 @@ func (s *Store) runQueueBatch(ctx context.Context, _ batchKey, ops []queueOp) ([
 				// caller's alone, and the rest of the batch is still
 				// read. (A row it could not scan would fail every call
 				// of a batch that committed: a programming error.)
-				out[i].claim, out[i].err = readClaim(rows, op.claim, &s.fronts)
+				res, err := readClaim(rows, op.claim, &s.fronts)
+				if op.send != nil {
+					// A send's hand-off: what it could not claim is not
+					// the send's failure.
+					if err == nil {
+						out[i].claim = res
+					}
+					return nil
+				}
+				out[i].claim, out[i].err = res, err
 				return nil
 			})
 		}

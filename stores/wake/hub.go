@@ -180,6 +180,14 @@ func (l *Listener) Waiting() {
 	l.h.subMu.Unlock()
 }
 
+// Claiming says that the poll claims again (or another claims for it): an
+// event goes to waiting polls before it.
+func (l *Listener) Claiming() {
+	l.h.subMu.Lock()
+	l.sub.waiting = false
+	l.h.subMu.Unlock()
+}
+
 // Cancel ends the subscription. A hint it holds, which its poll will not
 // act on (it is done, say with messages its claim found first), goes to
 // another poll: an event wakes as few polls as it has messages, so a poll

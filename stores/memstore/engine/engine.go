@@ -63,8 +63,9 @@ func New(c Committer) *Engine {
 }
 
 // Traits: the engine's clock is the process's (one process owns the data),
-// and its operations are not bounded.
-func (e *Engine) Traits() stores.Traits { return stores.Traits{OwnClock: true} }
+// its operations are not bounded, and a send runs its hand-off claim in its
+// own transaction.
+func (e *Engine) Traits() stores.Traits { return stores.Traits{OwnClock: true, HandOffs: true} }
 
 // Fail makes every later operation return err (fail-stop). The first error
 // wins.

@@ -62,6 +62,9 @@ func (e *Engine) MessageSend(ctx context.Context, p *stores.MessageSendParams) (
 			}
 			res.Results[i] = stores.SendResult{MessageID: nm.ID, SequenceNumber: rec.Message.SequenceNumber}
 		}
+		if p.HandOff != nil {
+			res.HandedOff = t.claim(q, p.HandOff)
+		}
 		return nil
 	})
 	if err != nil {
@@ -77,55 +80,61 @@ func (e *Engine) MessageClaim(ctx context.Context, p *stores.MessageClaimParams)
 		if err != nil {
 			return err
 		}
-		vt := max(p.VisibilityTimeout, 0)
-		var got []*msg
-		redriven := 0
-		token := p.Token
-		if replay := t.replay(q, p); replay != nil {
-			a := *q.attempts[p.AttemptID].rec
-			got, token = replay, a.Token
-			for _, m := range got {
-				t.updateDelivery(q, m, func(d *DeliveryRecord) { d.VisibleAt = t.now.Add(vt) })
-			}
-			a.Until = t.now.Add(vt) // where the replay left them
-			t.putAttempt(q, &a)
-		} else {
-			claim := func(m *msg) {
-				t.updateDelivery(q, m, func(d *DeliveryRecord) {
-					d.ReceiveCount++
-					if d.FirstReceivedAt.IsZero() {
-						d.FirstReceivedAt = t.now
-					}
-					d.VisibleAt = t.now.Add(vt)
-					d.Token = p.Token
-				})
-			}
-			if q.fifo {
-				got, redriven = t.claimFIFO(q, p, claim)
-			} else {
-				got, redriven = t.claimStandard(q, p, claim)
-			}
-			if q.fifo && p.AttemptID != "" && len(got) > 0 && p.AttemptWindow > 0 {
-				ids := make([]string, len(got))
-				for i, m := range got {
-					ids[i] = m.rec.Message.ID
-				}
-				t.putAttempt(q, &AttemptRecord{
-					Queue: q.name, AttemptID: p.AttemptID, Token: p.Token, MessageIDs: ids,
-					CreatedAt: t.now, ExpiresAt: t.now.Add(p.AttemptWindow), Until: t.now.Add(vt),
-				})
-			}
-		}
-		res = &stores.MessageClaimResult{NextChange: q.nextChange(), Redriven: redriven}
-		for _, m := range got {
-			res.Messages = append(res.Messages, stores.ClaimedMessage{StoredMessage: copyMessage(&m.rec.Message), Token: token})
-		}
+		res = t.claim(q, p)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// claim is p's claim of messages of q, in t.
+func (t *tx) claim(q *queue, p *stores.MessageClaimParams) *stores.MessageClaimResult {
+	vt := max(p.VisibilityTimeout, 0)
+	var got []*msg
+	redriven := 0
+	token := p.Token
+	if replay := t.replay(q, p); replay != nil {
+		a := *q.attempts[p.AttemptID].rec
+		got, token = replay, a.Token
+		for _, m := range got {
+			t.updateDelivery(q, m, func(d *DeliveryRecord) { d.VisibleAt = t.now.Add(vt) })
+		}
+		a.Until = t.now.Add(vt) // where the replay left them
+		t.putAttempt(q, &a)
+	} else {
+		claim := func(m *msg) {
+			t.updateDelivery(q, m, func(d *DeliveryRecord) {
+				d.ReceiveCount++
+				if d.FirstReceivedAt.IsZero() {
+					d.FirstReceivedAt = t.now
+				}
+				d.VisibleAt = t.now.Add(vt)
+				d.Token = p.Token
+			})
+		}
+		if q.fifo {
+			got, redriven = t.claimFIFO(q, p, claim)
+		} else {
+			got, redriven = t.claimStandard(q, p, claim)
+		}
+		if q.fifo && p.AttemptID != "" && len(got) > 0 && p.AttemptWindow > 0 {
+			ids := make([]string, len(got))
+			for i, m := range got {
+				ids[i] = m.rec.Message.ID
+			}
+			t.putAttempt(q, &AttemptRecord{
+				Queue: q.name, AttemptID: p.AttemptID, Token: p.Token, MessageIDs: ids,
+				CreatedAt: t.now, ExpiresAt: t.now.Add(p.AttemptWindow), Until: t.now.Add(vt),
+			})
+		}
+	}
+	res := &stores.MessageClaimResult{NextChange: q.nextChange(), Redriven: redriven}
+	for _, m := range got {
+		res.Messages = append(res.Messages, stores.ClaimedMessage{StoredMessage: copyMessage(&m.rec.Message), Token: token})
+	}
+	return res
 }
 
 // replay returns the messages of an earlier claim with the same attempt id
