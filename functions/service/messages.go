@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -155,17 +154,38 @@ func (s *Service) SendMessage(ctx context.Context, in *contract.SendMessageInput
 // send stores msgs in q, with the claim of a poll waiting on q when the
 // store runs it (handOffFor), and wakes polls for what the send made
 // receivable and no poll took.
-func (s *Service) send(ctx context.Context, q *stores.Queue, msgs []stores.NewMessage) (*stores.MessageSendResult, error) {
+func (s *Service) send(ctx context.Context, q *stores.Queue, msgs []stores.NewMessage) (res *stores.MessageSendResult, err error) {
 	params := &stores.MessageSendParams{QueueName: q.Name, QueueID: q.ID,
 		Messages: msgs, DedupWindow: contract.DedupWindow, Now: s.now()}
+	storeCtx := ctx
 	pp := s.handOffFor(q, msgs, params)
-	res, err := s.store.MessageSend(ctx, params)
+	if pp != nil {
+		// The poll gets an answer whatever becomes of this call (a panic
+		// too), and one that says what the store did: a send whose client
+		// left may still commit, and with it the poll's claim.
+		answered := false
+		defer func() {
+			if !answered {
+				s.handOffs.answer(pp, nil)
+			}
+		}()
+		var cancel context.CancelFunc
+		storeCtx, cancel = context.WithTimeout(context.WithoutCancel(ctx), handOffSendTimeout)
+		defer cancel()
+		res, err = s.store.MessageSend(storeCtx, params)
+		answered = true
+		handed := s.answerHandOff(ctx, q, pp, params, res, err)
+		if err != nil {
+			return nil, s.storeErr(ctx, err)
+		}
+		s.wakeAfterSend(ctx, q, res, handed)
+		return res, nil
+	}
+	res, err = s.store.MessageSend(storeCtx, params)
 	if err != nil {
-		s.answerHandOff(ctx, pp, params, nil)
 		return nil, s.storeErr(ctx, err)
 	}
-	handed := s.answerHandOff(ctx, pp, params, res)
-	s.wakeAfterSend(ctx, q, res, handed)
+	s.wakeAfterSend(ctx, q, res, 0)
 	return res, nil
 }
 
@@ -401,35 +421,48 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 		lp.waiting() // counted once a send can find it
 		timer := time.NewTimer(sleep)
 		var handed *stores.MessageClaimResult
+		hinted := false // it took a wake-up off its channel
 		select {
 		case handed = <-handOff:
 			pp = nil
 			look = lookWoken // if it got nothing
 			lp.info.HandOffs++
 		case <-hint:
+			hinted = true
 			look = lookWoken
 			lp.info.Wakeups++
 		case <-timer.C:
 			look = lookCheck
 			lp.info.Checks++
 		case <-ctx.Done():
-			timer.Stop()
-			cancel()
-			if pp != nil {
-				s.handOffs.unpark(pp) // a send's claim for it is lost with the request, as its own would be
-			}
-			lp.info.Ended = LongPollCancelled
-			return nil, ctx.Err()
 		case <-s.shutdown:
 			lp.info.Ended = LongPollShutdown
 			next = time.Time{} // nobody is left to wake
 		}
 		timer.Stop()
 		if pp != nil && !s.handOffs.unpark(pp) {
-			handed = <-pp.got // a send took it meanwhile: its claim answers
+			// A send took it meanwhile: its claim answers, unless the
+			// request ends first (the send then releases what it took).
+			var err error
+			if handed, err = s.handOffs.await(ctx, pp); err != nil {
+				cancel()
+				lp.info.Ended = LongPollCancelled
+				return nil, err
+			}
+		}
+		if ctx.Err() != nil {
+			cancel()
+			if handed != nil {
+				s.releaseHandedOff(p, handed.Messages, nil) // nobody receives them now
+			}
+			lp.info.Ended = LongPollCancelled
+			return nil, ctx.Err()
 		}
 		if handed != nil && len(handed.Messages) > 0 {
-			cancel() // a wake-up it got too goes to another waiter
+			cancel()
+			if hinted {
+				s.hub.Unclaimed(p.QueueName) // the wake-up it took is another message's
+			}
 			lp.info.Ended = ""
 			lp.info.Messages = len(handed.Messages)
 			return handed.Messages, nil
@@ -439,74 +472,6 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 			return nil, nil
 		}
 	}
-}
-
-// offersHandOffs says whether a long poll with claim p waits for the sends
-// of this instance to claim for it (handOffs): on a store that runs such
-// claims, for a claim without an attempt id (whose replay is the store's
-// general path) or a redrive (which moves messages to another queue).
-func (s *Service) offersHandOffs(p *stores.MessageClaimParams) bool {
-	return s.traits.HandOffs && p.AttemptID == "" && rules.RedriveTarget(p.Redrive, p.QueueName) == ""
-}
-
-// handOffFor takes the poll waiting longest on q for a send whose messages
-// are msgs and gives its claim to params, for the send to run
-// (stores.MessageSendParams.HandOff), or returns nil when no poll waits or
-// every message is delayed. The caller answers the poll (answerHandOff).
-func (s *Service) handOffFor(q *stores.Queue, msgs []stores.NewMessage, params *stores.MessageSendParams) *parkedPoll {
-	if !s.traits.HandOffs || !slices.ContainsFunc(msgs, func(m stores.NewMessage) bool { return m.Delay <= 0 }) {
-		return nil
-	}
-	pp := s.handOffs.take(q.Name)
-	if pp == nil {
-		return nil
-	}
-	c := pp.claim
-	c.Now = params.Now
-	c.Token = newToken(c.Now)
-	params.HandOff = &c
-	return pp
-}
-
-// answerHandOff gives pp, taken for a send, what the send's claim took,
-// and says how many of the send's own messages went to it (they need no
-// wake-up); res is nil when the send failed.
-func (s *Service) answerHandOff(ctx context.Context, pp *parkedPoll, params *stores.MessageSendParams, res *stores.MessageSendResult) int {
-	if pp == nil {
-		return 0
-	}
-	var handed *stores.MessageClaimResult
-	if res != nil {
-		handed = res.HandedOff
-	}
-	pp.got <- handed
-	if handed == nil {
-		return 0
-	}
-	s.wakeAfterClaim(ctx, params.HandOff, handed)
-	sent := map[string]bool{}
-	for _, r := range res.Results {
-		if !r.Duplicate {
-			sent[r.MessageID] = true
-		}
-	}
-	n := 0
-	for _, m := range handed.Messages {
-		if sent[m.ID] {
-			n++
-		}
-	}
-	switch {
-	case len(handed.Messages) == 0:
-	case n == len(handed.Messages) && !handed.Contended && handed.Redriven == 0:
-		// It took only what the send made receivable, which no receive
-		// could have found before: what the idle memo knows of the queue
-		// still holds, until those messages come back.
-		s.idle.receivedUntil(params.QueueName, s.wallNow().Add(max(params.HandOff.VisibilityTimeout, 0)))
-	default:
-		s.idle.forget(params.QueueName)
-	}
-	return n
 }
 
 // A look is why a receive's claim runs.

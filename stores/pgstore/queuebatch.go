@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -120,8 +121,8 @@ func (s *Store) runQueueBatch(ctx context.Context, _ batchKey, ops []queueOp) ([
 			first.queue(s, b)
 		}
 		for i, op := range ops {
-			if op.claim.p == nil {
-				continue
+			if op.claim.p == nil || op.send != nil && slices.Contains(sends.later, i) {
+				continue // a hand-off runs after its send, never before it
 			}
 			sql, args := claimStatement(op.claim)
 			b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
