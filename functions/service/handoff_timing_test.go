@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -146,5 +147,82 @@ func TestHandOffToAPollThatLeftIsReleased(t *testing.T) {
 	<-sent
 	if got := <-second; len(got) != 1 {
 		t.Errorf("the poll still waiting got %d messages, want the one claimed for the poll that left", len(got))
+	}
+}
+
+// heldClaims is the pausing store whose next n claims each stop after they
+// ran, until release is closed.
+type heldClaims struct {
+	*pausingStore
+	mu      sync.Mutex
+	n       int
+	reached chan struct{}
+	release chan struct{}
+}
+
+func (s *heldClaims) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
+	res, err := s.pausingStore.MessageClaim(ctx, p)
+	s.mu.Lock()
+	hold := s.n > 0
+	if hold {
+		s.n--
+	}
+	s.mu.Unlock()
+	if hold {
+		s.reached <- struct{}{}
+		<-s.release
+	}
+	return res, err
+}
+
+// A taken poll that took a wake-up off its channel (another message's,
+// from a send that found no poll parked) and whose request then ends while
+// the send holds its claim passes that wake-up on too, and its own message
+// is released: each of the two polls still waiting gets one of the two
+// messages on a wake-up, long before its repair check (an hour) or the
+// end of its wait (20 s).
+func TestTakenPollThatLeavesPassesOnItsWakeUp(t *testing.T) {
+	for round := range 6 {
+		mem := memstore.New()
+		st := &heldClaims{pausingStore: &pausingStore{Store: mem}, reached: make(chan struct{}), release: make(chan struct{})}
+		svc := service.New(service.Config{Store: st, BaseURL: "http://h", IdleMemo: -1, RepairInterval: time.Hour})
+		url := create(t, svc, "q")
+
+		ctx, leave := context.WithCancel(context.Background())
+		first := startPoll(svc, ctx, url, 20)
+		waitForWaiting(t, svc, 1)
+		st.mu.Lock()
+		st.n = 2
+		st.mu.Unlock()
+		second := startPoll(svc, context.Background(), url, 20)
+		third := startPoll(svc, context.Background(), url, 20)
+		<-st.reached
+		<-st.reached // both claimed, found nothing, and do not wait yet
+
+		committed := newPause()
+		st.afterHandOff.Store(committed)
+		go sendOne(t, svc, url, "m1") // takes the first poll
+		<-committed.reached
+		sendOne(t, svc, url, "m2") // no poll parked: a wake-up, to any of the three
+		time.Sleep(50 * time.Millisecond)
+		leave()
+		if got := <-first; got != nil {
+			t.Fatalf("round %d: the poll that left got %d messages", round, len(got))
+		}
+		close(committed.release)
+		time.Sleep(50 * time.Millisecond)
+		close(st.release)
+		for i, ch := range []<-chan []contract.Message{second, third} {
+			select {
+			case got := <-ch:
+				if len(got) != 1 {
+					t.Errorf("round %d: poll %d got %d messages, want 1", round, i+2, len(got))
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("round %d: poll %d slept beside a receivable message (a wake-up was lost)", round, i+2)
+			}
+		}
+		svc.Shutdown()
+		mem.Close()
 	}
 }

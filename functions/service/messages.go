@@ -444,8 +444,12 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 			// A send took it meanwhile: its claim answers, unless the
 			// request ends first (the send then releases what it took).
 			var err error
-			if handed, err = s.handOffs.await(ctx, pp); err != nil {
+			handed, err = s.handOffs.await(ctx, pp)
+			if err != nil {
 				cancel()
+				if hinted {
+					s.hub.Unclaimed(p.QueueName) // nobody acts on the wake-up it took
+				}
 				lp.info.Ended = LongPollCancelled
 				return nil, err
 			}
@@ -454,6 +458,9 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 			cancel()
 			if handed != nil {
 				s.releaseHandedOff(p, handed.Messages, nil) // nobody receives them now
+			}
+			if hinted {
+				s.hub.Unclaimed(p.QueueName)
 			}
 			lp.info.Ended = LongPollCancelled
 			return nil, ctx.Err()

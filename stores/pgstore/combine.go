@@ -41,9 +41,11 @@ type call[Req, Res any] struct {
 	err  error
 	done chan struct{}
 	// lead hands this caller a batch to run (runTurn) while it waits;
-	// gone says it stopped waiting (both under the combiner's mu).
-	lead chan []*call[Req, Res]
-	gone bool
+	// gone says it stopped waiting before a batch took it, taken that a
+	// batch took it (all three under the combiner's mu).
+	lead  chan []*call[Req, Res]
+	gone  bool
+	taken bool
 }
 
 // batchTimeout bounds a combined batch, which runs detached from the
@@ -83,14 +85,24 @@ func (c *combiner[K, Req, Res]) do(ctx context.Context, key K, req Req, size int
 	if batch != nil {
 		c.runTurn(ctx, key, l, batch)
 	}
+	cancelled := ctx.Done()
 	for {
 		select {
 		case <-cl.done:
 			return cl.res, cl.err
 		case b := <-cl.lead:
 			c.runTurn(ctx, key, l, b)
-		case <-ctx.Done():
+		case <-cancelled:
 			c.mu.Lock()
+			if cl.taken {
+				// Its batch runs (bounded by batchTimeout) and may
+				// commit: the answer is its outcome, not the caller's
+				// leaving, so that what committed is reported (a send's
+				// wake-ups, a hand-off's claim).
+				c.mu.Unlock()
+				cancelled = nil
+				continue
+			}
 			cl.gone = true
 			var b []*call[Req, Res]
 			select {
@@ -162,6 +174,7 @@ func (c *combiner[K, Req, Res]) take(l *lane[Req, Res]) []*call[Req, Res] {
 			break
 		}
 		size += cl.size
+		cl.taken = true
 		batch = append(batch, cl)
 	}
 	l.pending = append([]*call[Req, Res](nil), l.pending[n:]...)

@@ -141,6 +141,39 @@ func TestCombinerErrorsAndCancel(t *testing.T) {
 	}
 }
 
+// A caller that gives up while its call's batch runs gets the batch's
+// outcome, not its context's error: the batch may commit, and what it
+// committed must be reported (a send's wake-ups, a hand-off's claim).
+func TestCombinerCallerLeavingARunningBatchGetsItsOutcome(t *testing.T) {
+	running, release := make(chan struct{}), make(chan struct{})
+	c := newCombiner(1, 100, func(ctx context.Context, key string, reqs []int) ([]int, error) {
+		close(running)
+		<-release
+		return reqs, nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	type answer struct {
+		res int
+		err error
+	}
+	got := make(chan answer, 1)
+	go func() {
+		res, err := c.do(ctx, "k", 7, 1)
+		got <- answer{res, err}
+	}()
+	<-running
+	cancel()
+	select {
+	case a := <-got:
+		t.Fatalf("the call answered (%d, %v) while its batch still ran", a.res, a.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if a := <-got; a.err != nil || a.res != 7 {
+		t.Errorf("the call whose caller left while its batch ran answered (%d, %v), want the batch's (7, nil)", a.res, a.err)
+	}
+}
+
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	if !eventually(cond) {
