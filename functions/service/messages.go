@@ -442,17 +442,8 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 		timer.Stop()
 		if pp != nil && !s.handOffs.unpark(pp) {
 			// A send took it meanwhile: its claim answers, unless the
-			// request ends first (the send then releases what it took).
-			var err error
-			handed, err = s.handOffs.await(ctx, pp)
-			if err != nil {
-				cancel()
-				if hinted {
-					s.hub.Unclaimed(p.QueueName) // nobody acts on the wake-up it took
-				}
-				lp.info.Ended = LongPollCancelled
-				return nil, err
-			}
+			// request ends first (nil: the send releases what it took).
+			handed, _ = s.handOffs.await(ctx, pp)
 		}
 		if ctx.Err() != nil {
 			cancel()
@@ -460,7 +451,7 @@ func (s *Service) claimWaiting(ctx context.Context, p *stores.MessageClaimParams
 				s.releaseHandedOff(p, handed.Messages, nil) // nobody receives them now
 			}
 			if hinted {
-				s.hub.Unclaimed(p.QueueName)
+				s.hub.Unclaimed(p.QueueName) // nobody acts on the wake-up it took
 			}
 			lp.info.Ended = LongPollCancelled
 			return nil, ctx.Err()
