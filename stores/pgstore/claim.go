@@ -405,10 +405,16 @@ func readClaim(rows pgx.Rows, r fastClaimReq, fronts *frontHints) (*stores.Messa
 	return res, nil
 }
 
+// oneStatementClaim says whether p's claim is one statement (a fast claim,
+// or a send's hand-off): no attempt id to replay, no redrive to another
+// queue.
+func oneStatementClaim(p *stores.MessageClaimParams) bool {
+	return p.Max > 0 && p.AttemptID == "" && rules.RedriveTarget(p.Redrive, p.QueueName) == ""
+}
+
 func (s *Store) MessageClaim(ctx context.Context, p *stores.MessageClaimParams) (*stores.MessageClaimResult, error) {
 	sweep := s.sweepDue(sweepKey(p.QueueName, p.QueueID), p.Now)
-	if fifo, ok := s.fifoOf(p.QueueID); ok && (fifo || !sweep) && p.QueueID != "" && p.Max > 0 && p.AttemptID == "" &&
-		rules.RedriveTarget(p.Redrive, p.QueueName) == "" {
+	if fifo, ok := s.fifoOf(p.QueueID); ok && (fifo || !sweep) && p.QueueID != "" && oneStatementClaim(p) {
 		return s.fastClaim(ctx, p, fifo, sweep)
 	}
 	var res *stores.MessageClaimResult

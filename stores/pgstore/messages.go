@@ -278,8 +278,7 @@ func (s *Store) MessageSend(ctx context.Context, p *stores.MessageSendParams) (*
 		return nil, err
 	}
 	op := queueOp{send: &queueSend{p: &q, enc: enc, fifo: fifo}}
-	// A hand-off runs as a fast claim would (no attempt id, no redrive).
-	if h := q.HandOff; h != nil && h.Max > 0 && h.AttemptID == "" && rules.RedriveTarget(h.Redrive, q.QueueName) == "" {
+	if h := q.HandOff; h != nil && oneStatementClaim(h) {
 		// The fast claim's statement, after the send's in its batch; its
 		// retention sweep is left to the receives' own claims.
 		c := *h
