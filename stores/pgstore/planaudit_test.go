@@ -75,6 +75,7 @@ func TestHotStatementsStaySmallOnDrainedStatistics(t *testing.T) {
 
 	a.recording.Store(true)
 	hotOperations(t, s, std, fifo)
+	a.emptyClaimBehindHeldHeads(t)
 	a.recording.Store(false)
 	a.check(t, frontWalk)
 }
@@ -113,12 +114,14 @@ func TestHotStatementsStaySmallAfterPlansOnTinyTables(t *testing.T) {
 		exec("VACUUM ANALYZE " + table)
 	}
 	hotOperations(t, s, std, fifo) // the plans, made on tables of a page or two
+	a.emptyClaimBehindHeldHeads(t)
 	fill("backlog-", 20000, 2000)
 	exec(`INSERT INTO dedup (queue_id, scope, dedup_id, message_id, seq, created_at, expires_at)
 		SELECT queue_id, '', 'd-' || message_id, message_id, seq::text, now(), now() + interval '5 minutes'
 		FROM messages WHERE queue_id = $1`, fifo.ID)
 	a.recording.Store(true)
 	hotOperations(t, s, std, fifo)
+	a.emptyClaimBehindHeldHeads(t)
 	a.recording.Store(false)
 	a.check(t, frontWalk)
 }
@@ -277,6 +280,35 @@ func hotOperations(t *testing.T, s *Store, std, fifo *stores.Queue) {
 			}
 		}
 	}
+}
+
+// emptyClaimBehindHeldHeads runs a FIFO claim that gets nothing because
+// every group's head is in flight: the claim then asks when the next
+// message becomes visible and whether one is receivable (sluice_fifo_next),
+// which must probe the groups, not walk the queue's messages behind them.
+// Only the claim is recorded; the groups are put in flight and let go
+// around it.
+func (a *audited) emptyClaimBehindHeldHeads(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	recording := a.recording.Swap(false)
+	hold := func(until string) {
+		t.Helper()
+		a.exec(t, ctx, `UPDATE messages m SET visible_at = `+until+` FROM fifo_groups f
+			WHERE f.queue_id = $1 AND m.queue_id = f.queue_id AND m.group_id = f.group_id AND m.seq = f.head_seq`, a.fifo.ID)
+		a.exec(t, ctx, `UPDATE fifo_groups SET avail_at = `+until+` WHERE queue_id = $1`, a.fifo.ID)
+	}
+	hold("now() + interval '1 hour'")
+	a.recording.Store(recording)
+	none, err := a.s.MessageClaim(ctx, &stores.MessageClaimParams{QueueName: a.fifo.Name, QueueID: a.fifo.ID, Max: 1,
+		VisibilityTimeout: time.Minute, Token: randomName("t")})
+	a.recording.Store(false)
+	if err != nil || len(none.Messages) != 0 || none.NextChange.IsZero() {
+		t.Fatalf("claim beside held heads: %d messages, next change %v, %v", len(none.Messages), none.NextChange, err)
+	}
+	hold("now()")
+	a.recording.Store(recording)
 }
 
 // check fails when any plan recorded reads more than a few hundred rows
