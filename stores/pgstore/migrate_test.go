@@ -34,6 +34,7 @@ var landedMigrations = map[int]string{
 	21: "61970446950e0f57e106591b6ffd0e3b3224de214c602b78041d452cc8cbc8b0",
 	22: "25342f2e2dd1bde34b3733b809baee108ae5993a6066a720771197786cba496f",
 	23: "1545aa9c6f64ffa0b2771432009eefa184208906edfb32370426bd4ae4dd805f",
+	24: "505ce8170f790a88db47eef475d8404d3ce195aeb1e0f5eaeff04a45a760e622",
 }
 
 func TestMigrationsAppendOnly(t *testing.T) {
