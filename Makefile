@@ -175,9 +175,10 @@ bench-lifecycle: build
 
 # ---- make bench-pair: two builds under the same load at the same time
 # (infra/bench/pair.sh: OLD=REV, default HEAD~1, against the working tree),
-# each on its own database of one throwaway PostgreSQL, pinned as
-# bench-lifecycle is; the PostgreSQL and server CPU and the WAL per lifecycle of each,
-# and new / old per workload. Not part of `make test`; about three minutes.
+# each on its own database of one throwaway PostgreSQL (STORE=embedded or
+# mem: those stores instead), pinned as bench-lifecycle is; the PostgreSQL
+# and server CPU, the WAL per lifecycle and the pickup p99 of each, and
+# new / old per workload. Not part of `make test`; about three minutes.
 .PHONY: bench-pair
 bench-pair:
 	bash infra/bench/pair.sh

@@ -10,10 +10,13 @@
 # no relation, and full-page images follow the checkpoints' timing, so both
 # are left out), per lifecycle, and at the end the median of new / old per
 # workload. Autovacuum's records land in one database or the other: read the
-# WAL column's median, not its range.
+# WAL column's median, not its range. The load generator is the new build
+# for both, so only the servers differ.
 #
 #   OLD=REV     the old build: a git revision (default HEAD~1), built in a
 #               temporary worktree; the new build is the working tree
+#   STORE       postgres (default), embedded (a file:// store of each build's
+#               own) or mem: with the last two only the server's CPU is compared
 #   PAIRS       pairs per workload (default 3)
 #   WORKLOADS   of fifo-b1 std-b1 fifo-b10 std-b10 (default all four)
 #   DURATION, WARMUP (seconds; default 8 and 2), FLAGS, LOAD_CPUS,
@@ -33,6 +36,8 @@ WARMUP=${WARMUP:-2}
 FLAGS=${FLAGS:---producers 8 --consumers 8 --groups 64 --size 1024}
 LOAD_CPUS=${LOAD_CPUS:-0}
 SERVER_CPUS=${SERVER_CPUS:-1}
+STORE=${STORE:-postgres}
+case "$STORE" in postgres | embedded | mem) ;; *) echo "bench-pair: STORE is postgres, embedded or mem, not $STORE" >&2; exit 1 ;; esac
 [ "$DURATION" -ge 4 ] || { echo "bench-pair: DURATION must be at least 4 (seconds)" >&2; exit 1; }
 
 work="$(mktemp -d)"
@@ -91,8 +96,13 @@ for round in $(seq 1 "$PAIRS"); do
     psql -q -X "$base" -c CHECKPOINT
     declare -A pid=()
     for b in old new; do
+      case "$STORE" in
+        postgres) store="$(dsn "$b")" ;;
+        embedded) store="file://$work/embedded-$w-$round-$b" ;;
+        mem) store="mem://" ;;
+      esac
       # shellcheck disable=SC2086
-      taskset -c "$LOAD_CPUS" "$work/sluice-$b" bench --spawn "$(dsn "$b")" --server-cpus "$SERVER_CPUS" \
+      taskset -c "$LOAD_CPUS" "$work/sluice-new" bench --spawn "$store" --server-bin "$work/sluice-$b" --server-cpus "$SERVER_CPUS" \
         --label "$w-$b" --duration "${DURATION}s" --warmup "${WARMUP}s" $FLAGS $wf --json \
         >"$work/$w-$round-$b.json" 2>"$work/$w-$round-$b.err" &
       pid[$b]=$!
@@ -131,37 +141,43 @@ srv = r["cpu"]["server_cores"] * r["window_sec"] * 1e6 / r["lifecycles"]
 # found none): no figure, rather than a zero that would pass for one.
 pg = f"{ns / 1000 / lc:.0f}" if ns > 0 else "-"
 print(w, rnd, b, pg, f"{srv:.0f}", f"{r['lifecycles_per_sec']:.0f}", "ok" if ok else "FAILED",
-      f"{int(wal) / lc:.0f}" if wal else "-")
+      f"{int(wal) / lc:.0f}" if wal else "-", f"{r['pickup']['p99_ms']:.2f}")
 PY
       then
         echo "=== $w pair $round, $b: no result (see $w-$round-$b.err)"; sed -n '1,20p' "$work/$w-$round-$b.err"; status=1
       fi
     done
-    tail -2 "$results" | awk '{printf "=== %s pair %s %s: PostgreSQL backends %s µs/lc, server %s µs/lc, WAL %s B/lc, %s lc/s, checks %s\n", $1, $2, $3, $4, $5, $8, $6, $7}'
+    tail -2 "$results" | awk '{printf "=== %s pair %s %s: PostgreSQL backends %s µs/lc, server %s µs/lc, WAL %s B/lc, %s lc/s, pickup p99 %s ms, checks %s\n", $1, $2, $3, $4, $5, $8, $6, $9, $7}'
   done
 done
 
 echo
-echo "bench-pair, $(date -u +%Y-%m-%dT%H:%M:%SZ): old $(git rev-parse --short "$OLD"), new the working tree at $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' with changes'); $FLAGS, ${DURATION}s windows"
+echo "bench-pair, $(date -u +%Y-%m-%dT%H:%M:%SZ): old $(git rev-parse --short "$OLD"), new the working tree at $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' with changes'); $STORE store; $FLAGS, ${DURATION}s windows"
 python3 - "$results" "$WORKLOADS" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-print("| workload | pairs | PostgreSQL backends, new ÷ old: median (range) | server, new ÷ old: median (range) | WAL, new ÷ old: median (range) |")
-print("|---|--:|---|---|---|")
+# Each column: the old and new builds' medians over the pairs, and the
+# median of new / old taken pair by pair (the figure the drift cancels in).
+print("| workload | pairs | PostgreSQL backends µs/lc: old → new, new ÷ old (range) | server µs/lc: old → new, new ÷ old (range) | WAL B/lc: old → new, new ÷ old (range) | pickup p99 ms: old → new |")
+print("|---|--:|---|---|---|---|")
+num = lambda x: float(x) if x != "-" else None
 for w in sys.argv[2].split():
     by = {}
     for r in rows:
         if r[0] == w:
-            by.setdefault(r[1], {})[r[2]] = (float(r[3]) if r[3] != "-" else None, float(r[4]), r[6] == "ok",
-                                             float(r[7]) if r[7] != "-" else None)
-    pairs = [v for v in by.values() if "old" in v and "new" in v and v["old"][2] and v["new"][2]]
+            by.setdefault(r[1], {})[r[2]] = dict(pg=num(r[3]), srv=float(r[4]), ok=r[6] == "ok", wal=num(r[7]), p99=float(r[8]))
+    pairs = [v for v in by.values() if "old" in v and "new" in v and v["old"]["ok"] and v["new"]["ok"]]
     if not pairs:
-        print(f"| {w} | 0 | | | |")
+        print(f"| {w} | 0 | | | | |")
         continue
-    pg = [v["new"][0] / v["old"][0] for v in pairs if v["new"][0] and v["old"][0]]
-    sv = [v["new"][1] / v["old"][1] for v in pairs]
-    wl = [v["new"][3] / v["old"][3] for v in pairs if v["new"][3] and v["old"][3]]
-    f = lambda x: f"{statistics.median(x):.2f} ({min(x):.2f}–{max(x):.2f})" if x else ""
-    print(f"| {w} | {len(pairs)} | {f(pg)} | {f(sv)} | {f(wl)} |")
+    def col(k, fmt):
+        both = [(v["old"][k], v["new"][k]) for v in pairs if v["old"][k] and v["new"][k]]
+        if not both:
+            return ""
+        q = [n / o for o, n in both]
+        med = lambda i: statistics.median(p[i] for p in both)
+        return f"{med(0):{fmt}} → {med(1):{fmt}}, {statistics.median(q):.2f} ({min(q):.2f}–{max(q):.2f})"
+    p99 = lambda b: statistics.median(v[b]["p99"] for v in pairs)
+    print(f"| {w} | {len(pairs)} | {col('pg', ',.0f')} | {col('srv', ',.0f')} | {col('wal', ',.0f')} | {p99('old'):.1f} → {p99('new'):.1f} |")
 PY
 exit $status
