@@ -17,6 +17,9 @@
 #               temporary worktree; the new build is the working tree
 #   STORE       postgres (default), embedded (a file:// store of each build's
 #               own) or mem: with the last two only the server's CPU is compared
+#   ALONE=1     run the two builds of a pair one after the other, each alone
+#               on the CPUs (old first), instead of at once: the deployment
+#               each figure describes, at the cost of the drift between the two
 #   PAIRS       pairs per workload (default 3)
 #   WORKLOADS   of fifo-b1 std-b1 fifo-b10 std-b10 (default all four)
 #   DURATION, WARMUP (seconds; default 8 and 2), FLAGS, LOAD_CPUS,
@@ -36,6 +39,8 @@ WARMUP=${WARMUP:-2}
 FLAGS=${FLAGS:---producers 8 --consumers 8 --groups 64 --size 1024}
 LOAD_CPUS=${LOAD_CPUS:-0}
 SERVER_CPUS=${SERVER_CPUS:-1}
+ALONE=${ALONE:-0}
+if [ "$ALONE" = 1 ]; then sets=(old new); else sets=("old new"); fi
 STORE=${STORE:-postgres}
 case "$STORE" in postgres | embedded | mem) ;; *) echo "bench-pair: STORE is postgres, embedded or mem, not $STORE" >&2; exit 1 ;; esac
 [ "$DURATION" -ge 4 ] || { echo "bench-pair: DURATION must be at least 4 (seconds)" >&2; exit 1; }
@@ -93,44 +98,47 @@ status=0
 for round in $(seq 1 "$PAIRS"); do
   for w in $WORKLOADS; do
     wf="$(flags_of "$w")"
-    psql -q -X "$base" -c CHECKPOINT
-    declare -A pid=()
-    for b in old new; do
-      case "$STORE" in
-        postgres) store="$(dsn "$b")" ;;
-        embedded) store="file://$work/embedded-$w-$round-$b" ;;
-        mem) store="mem://" ;;
-      esac
-      # shellcheck disable=SC2086
-      taskset -c "$LOAD_CPUS" "$work/sluice-new" bench --spawn "$store" --server-bin "$work/sluice-$b" --server-cpus "$SERVER_CPUS" \
-        --label "$w-$b" --duration "${DURATION}s" --warmup "${WARMUP}s" $FLAGS $wf --json \
-        >"$work/$w-$round-$b.json" 2>"$work/$w-$round-$b.err" &
-      pid[$b]=$!
+    for set in "${sets[@]}"; do
+      psql -q -X "$base" -c CHECKPOINT
+      declare -A pid=()
+      for b in $set; do
+        case "$STORE" in
+          postgres) store="$(dsn "$b")" ;;
+          embedded) store="file://$work/embedded-$w-$round-$b" ;;
+          mem) store="mem://" ;;
+        esac
+        # shellcheck disable=SC2086
+        taskset -c "$LOAD_CPUS" "$work/sluice-new" bench --spawn "$store" --server-bin "$work/sluice-$b" --server-cpus "$SERVER_CPUS" \
+          --label "$w-$b" --duration "${DURATION}s" --warmup "${WARMUP}s" $FLAGS $wf --json \
+          >"$work/$w-$round-$b.json" 2>"$work/$w-$round-$b.err" &
+        pid[$b]=$!
+      done
+      sleep $((WARMUP + 1))
+      for b in $set; do backend_ns "$b" >"$work/c0-$b"; done
+      lsn0="$(psql -qAtX "$base" -c "SELECT pg_current_wal_lsn()")"
+      sleep $((DURATION - 2))
+      for b in $set; do backend_ns "$b" >"$work/c1-$b"; done
+      lsn1="$(psql -qAtX "$base" -c "SELECT pg_current_wal_lsn()")"
+      for b in $set; do
+        rc=0
+        wait "${pid[$b]}" || rc=$?
+        echo "$rc" >"$work/rc-$b"
+      done
+      # Each database's WAL between the two samples, as "oid bytes" lines.
+      : >"$work/wal-${set// /-}"
+      if [ "$walinspect" = 1 ]; then
+        psql -qAtX -F' ' "$base" -c "SELECT substring(block_ref FROM 'rel [0-9]+/([0-9]+)/'), sum(record_length - fpi_length)
+          FROM pg_get_wal_records_info('$lsn0', '$lsn1') WHERE block_ref <> '' GROUP BY 1" >"$work/wal-${set// /-}" || true
+      fi
+      for b in $set; do cp "$work/wal-${set// /-}" "$work/wal-of-$b"; done
     done
-    sleep $((WARMUP + 1))
-    for b in old new; do backend_ns "$b" >"$work/c0-$b"; done
-    lsn0="$(psql -qAtX "$base" -c "SELECT pg_current_wal_lsn()")"
-    sleep $((DURATION - 2))
-    for b in old new; do backend_ns "$b" >"$work/c1-$b"; done
-    lsn1="$(psql -qAtX "$base" -c "SELECT pg_current_wal_lsn()")"
-    for b in old new; do
-      rc=0
-      wait "${pid[$b]}" || rc=$?
-      echo "$rc" >"$work/rc-$b"
-    done
-    # Each database's WAL between the two samples, as "oid bytes" lines.
-    : >"$work/wal"
-    if [ "$walinspect" = 1 ]; then
-      psql -qAtX -F' ' "$base" -c "SELECT substring(block_ref FROM 'rel [0-9]+/([0-9]+)/'), sum(record_length - fpi_length)
-        FROM pg_get_wal_records_info('$lsn0', '$lsn1') WHERE block_ref <> '' GROUP BY 1" >"$work/wal" || true
-    fi
     for b in old new; do
       rc="$(cat "$work/rc-$b")"
       # The bench exits 1 when a check failed (a message lost, FIFO order).
       if ! python3 - "$work" "$w" "$round" "$b" "$DURATION" "$rc" "${dboid[$b]}" >>"$results" <<'PY'
 import json, sys
 work, w, rnd, b, dur, rc, oid = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]), sys.argv[6], sys.argv[7]
-wal = dict(l.split() for l in open(f"{work}/wal") if len(l.split()) == 2).get(oid)
+wal = dict(l.split() for l in open(f"{work}/wal-of-{b}") if len(l.split()) == 2).get(oid)
 before = dict(l.split() for l in open(f"{work}/c0-{b}"))
 ns = sum(int(v) - int(before.get(p, 0)) for p, v in (l.split() for l in open(f"{work}/c1-{b}")))
 r = json.load(open(f"{work}/{w}-{rnd}-{b}.json"))
@@ -152,7 +160,7 @@ PY
 done
 
 echo
-echo "bench-pair, $(date -u +%Y-%m-%dT%H:%M:%SZ): old $(git rev-parse --short "$OLD"), new the working tree at $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' with changes'); $STORE store; $FLAGS, ${DURATION}s windows"
+echo "bench-pair, $(date -u +%Y-%m-%dT%H:%M:%SZ): old $(git rev-parse --short "$OLD"), new the working tree at $(git rev-parse --short HEAD)$(git diff --quiet HEAD || echo ' with changes'); $STORE store$([ "$ALONE" = 1 ] && echo ', each build alone'); $FLAGS, ${DURATION}s windows"
 python3 - "$results" "$WORKLOADS" <<'PY'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
