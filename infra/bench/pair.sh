@@ -126,7 +126,7 @@ for round in $(seq 1 "$PAIRS"); do
       done
       # Each database's WAL between the two samples, as "oid bytes" lines.
       : >"$work/wal-${set// /-}"
-      if [ "$walinspect" = 1 ]; then
+      if [ "$walinspect" = 1 ] && [ "$STORE" = postgres ]; then
         psql -qAtX -F' ' "$base" -c "SELECT substring(block_ref FROM 'rel [0-9]+/([0-9]+)/'), sum(record_length - fpi_length)
           FROM pg_get_wal_records_info('$lsn0', '$lsn1') WHERE block_ref <> '' GROUP BY 1" >"$work/wal-${set// /-}" || true
       fi
